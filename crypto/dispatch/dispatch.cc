@@ -1,0 +1,93 @@
+#include "crypto/dispatch/dispatch.h"
+
+#include <cstdlib>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "crypto/portable/portable.h"
+#include "crypto/table/table.h"
+
+namespace sealbox::crypto {
+namespace {
+
+struct Entry {
+  const kernel::Kernel* kernel;
+  // Can this CPU run it?
+  bool (*capable)(const CpuFeatures&);
+  // May it be chosen without being named? Only constant-time kernels are.
+  bool automatic;
+};
+
+bool Always(const CpuFeatures&) { return true; }
+
+// Best first. The first capable automatic entry is the default.
+const Entry kEntries[] = {
+    {&kernel::kPortableKernel, Always, true},
+    // Faster than nothing on CPUs without AES instructions, but not constant time.
+    {&kernel::kTableKernel, Always, false},
+};
+
+const Entry* FindEntry(absl::string_view name) {
+  for (const Entry& entry : kEntries) {
+    if (name == entry.kernel->name) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> AllImplementations() {
+  std::vector<std::string> names;
+  for (const Entry& entry : kEntries) names.push_back(entry.kernel->name);
+  return names;
+}
+
+std::vector<std::string> SupportedImplementations(const CpuFeatures& features) {
+  std::vector<std::string> names;
+  for (const Entry& entry : kEntries) {
+    if (entry.capable(features)) names.push_back(entry.kernel->name);
+  }
+  return names;
+}
+
+std::vector<std::string> SupportedImplementations() {
+  return SupportedImplementations(GetCpuFeatures());
+}
+
+const kernel::Kernel& BestKernel(const CpuFeatures& features) {
+  for (const Entry& entry : kEntries) {
+    if (entry.automatic && entry.capable(features)) return *entry.kernel;
+  }
+  return kernel::kPortableKernel;  // unreachable: portable runs everywhere
+}
+
+absl::StatusOr<const kernel::Kernel*> SelectKernel(absl::string_view name,
+                                                   const CpuFeatures& features) {
+  absl::string_view source = "implementation";
+  if (name.empty()) {
+    const char* env = std::getenv(kImplementationEnvVar);
+    if (env == nullptr || *env == '\0') return &BestKernel(features);
+    name = env;
+    source = kImplementationEnvVar;
+  }
+  const Entry* entry = FindEntry(name);
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown AES-GCM ", source, " \"", name, "\"; built in: ",
+        absl::StrJoin(AllImplementations(), ", ")));
+  }
+  if (!entry->capable(features)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "AES-GCM ", source, " \"", name, "\" needs CPU features this machine lacks",
+        " (has: ", features.ToString(), "); supported here: ",
+        absl::StrJoin(SupportedImplementations(features), ", ")));
+  }
+  return entry->kernel;
+}
+
+absl::StatusOr<const kernel::Kernel*> SelectKernel(absl::string_view name) {
+  return SelectKernel(name, GetCpuFeatures());
+}
+
+}  // namespace sealbox::crypto
