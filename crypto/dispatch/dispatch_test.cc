@@ -1,0 +1,108 @@
+// The dispatch decision table, the operator override and the feature-hiding hook.
+#include "crypto/dispatch/dispatch.h"
+
+#include <cstdlib>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sealbox::crypto {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+CpuFeatures NoFeatures() { return CpuFeatures{}; }
+
+class DispatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv(kImplementationEnvVar); }
+  void TearDown() override {
+    unsetenv(kImplementationEnvVar);
+    ASSERT_TRUE(HideCpuFeaturesForTesting("").ok());
+  }
+};
+
+TEST_F(DispatchTest, EveryImplementationIsListedOnce) {
+  EXPECT_THAT(AllImplementations(), ElementsAre("portable", "table"));
+}
+
+TEST_F(DispatchTest, BareCpuGetsPortableByDefault) {
+  EXPECT_STREQ(BestKernel(NoFeatures()).name, "portable");
+  EXPECT_TRUE(BestKernel(NoFeatures()).constant_time);
+}
+
+TEST_F(DispatchTest, DefaultIsAlwaysConstantTime) {
+  CpuFeatures all;
+  all.x86_aesni = all.x86_pclmulqdq = all.x86_avx = all.x86_avx2 = true;
+  all.x86_vaes = all.x86_vpclmulqdq = all.x86_avx512 = true;
+  all.arm_aes = all.arm_pmull = all.arm_sha3 = all.arm_neon = true;
+  for (const CpuFeatures& features : {NoFeatures(), all}) {
+    EXPECT_TRUE(BestKernel(features).constant_time);
+    absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("", features);
+    ASSERT_TRUE(chosen.ok());
+    EXPECT_TRUE((*chosen)->constant_time);
+  }
+}
+
+TEST_F(DispatchTest, TableIsChosenOnlyByName) {
+  absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("table", NoFeatures());
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_STREQ((*chosen)->name, "table");
+  EXPECT_FALSE((*chosen)->constant_time);
+}
+
+TEST_F(DispatchTest, UnknownNameIsAClearError) {
+  absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("aes-fast", NoFeatures());
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_EQ(chosen.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(chosen.status().message()),
+              HasSubstr("unknown AES-GCM implementation \"aes-fast\""));
+  EXPECT_THAT(std::string(chosen.status().message()), HasSubstr("portable, table"));
+}
+
+TEST_F(DispatchTest, EnvironmentOverridesTheDefault) {
+  setenv(kImplementationEnvVar, "table", 1);
+  absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("", NoFeatures());
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_STREQ((*chosen)->name, "table");
+}
+
+TEST_F(DispatchTest, BadEnvironmentValueNamesTheVariable) {
+  setenv(kImplementationEnvVar, "nonsense", 1);
+  absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("", NoFeatures());
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_THAT(std::string(chosen.status().message()), HasSubstr(kImplementationEnvVar));
+}
+
+TEST_F(DispatchTest, ExplicitNameBeatsTheEnvironment) {
+  setenv(kImplementationEnvVar, "table", 1);
+  absl::StatusOr<const kernel::Kernel*> chosen = SelectKernel("portable", NoFeatures());
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_STREQ((*chosen)->name, "portable");
+}
+
+TEST_F(DispatchTest, SupportedListStartsWithTheDefault) {
+  std::vector<std::string> supported = SupportedImplementations(NoFeatures());
+  ASSERT_FALSE(supported.empty());
+  EXPECT_EQ(supported.front(), "portable");
+}
+
+TEST_F(DispatchTest, HidingFeaturesRemovesThemFromDetection) {
+  ASSERT_TRUE(HideCpuFeaturesForTesting("aesni,pclmulqdq,avx,avx2,vaes,vpclmulqdq,"
+                                        "avx512,aes,pmull,sha3,neon")
+                  .ok());
+  CpuFeatures hidden = GetCpuFeatures();
+  EXPECT_EQ(hidden.ToString(), "");
+  ASSERT_TRUE(HideCpuFeaturesForTesting("").ok());
+  EXPECT_EQ(GetCpuFeatures().ToString(), DetectCpuFeatures().ToString());
+}
+
+TEST_F(DispatchTest, HidingAnUnknownFeatureIsAnError) {
+  absl::Status status = HideCpuFeaturesForTesting("aesni,warp-drive");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("warp-drive"));
+}
+
+}  // namespace
+}  // namespace sealbox::crypto
