@@ -56,10 +56,16 @@ void StoreBigEndian64(uint64_t value, uint8_t* out) {
   }
 }
 
+// GCM's inc32 without a carry branch: for IVs other than 12 bytes the counter is
+// derived from H, so its bits must not steer control flow.
 void IncrementCounter32(uint8_t counter[16]) {
-  for (int i = 15; i >= 12; --i) {
-    if (++counter[i] != 0) break;
-  }
+  uint32_t low = (uint32_t{counter[12]} << 24) | (uint32_t{counter[13]} << 16) |
+                 (uint32_t{counter[14]} << 8) | counter[15];
+  low += 1;
+  counter[12] = static_cast<uint8_t>(low >> 24);
+  counter[13] = static_cast<uint8_t>(low >> 16);
+  counter[14] = static_cast<uint8_t>(low >> 8);
+  counter[15] = static_cast<uint8_t>(low);
 }
 
 absl::Status CheckArguments(absl::Span<const uint8_t> iv,

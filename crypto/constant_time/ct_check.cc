@@ -40,7 +40,12 @@ bool CheckOneKeySize(const std::string& implementation, size_t key_bytes) {
       std::vector<uint8_t> tag(16);
       Secret(aad.data(), aad.size());
       Secret(plaintext.data(), plaintext.size());
-      if (!(*expanded)->Seal(iv, aad, plaintext, ciphertext, tag).ok()) return false;
+      if (!(*expanded)
+               ->Seal(iv, aad, plaintext, absl::MakeSpan(ciphertext),
+                      absl::MakeSpan(tag))
+               .ok()) {
+        return false;
+      }
       // Open the real ciphertext, in place: the verdict is the one declassified value.
       std::vector<uint8_t> opened = ciphertext;
       if (!(*expanded)->Open(iv, aad, opened, tag, absl::MakeSpan(opened)).ok()) {
