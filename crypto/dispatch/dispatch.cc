@@ -24,7 +24,9 @@ bool Always(const CpuFeatures&) { return true; }
 // Best first. The first capable automatic entry is the default.
 const Entry kEntries[] = {
     {&kernel::kPortableKernel, Always, true},
-    // Faster than nothing on CPUs without AES instructions, but not constant time.
+    // Not constant time. On the x86-64 development machine it is slower than
+    // portable for bulk data (docs/PERFORMANCE.md); it is for small cores where
+    // table GHASH beats 64-bit multiplies, and only when an operator names it.
     {&kernel::kTableKernel, Always, false},
 };
 
