@@ -1,0 +1,327 @@
+#include "client/admin_commands.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "client/admin_output.h"
+#include "client/channel.h"
+#include "client/input.h"
+#include "sealbox/v1/admin.grpc.pb.h"
+
+namespace sealbox::client {
+namespace {
+
+namespace v1 = ::sealbox::v1;
+
+const FlagSpec kYesFlag{"--yes", "-y", "", "do not ask for confirmation on a terminal"};
+
+// Calls one Admin method and prints its response: JSON with --json, else `print`.
+template <typename Request, typename Response, typename Print>
+Outcome CallAdmin(const Invocation& invocation, const std::string& what,
+                  grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                          Response*),
+                  const Request& request, Print print) {
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      Connection::Create(invocation.global);
+  if (!connection.ok()) return Outcome::Error(std::string(connection.status().message()));
+  auto stub = v1::Admin::NewStub((*connection)->channel());
+  grpc::ClientContext context;
+  (*connection)->Prepare(context, CallKind::kUnary);
+  Response response;
+  grpc::Status status = (stub.get()->*method)(&context, request, &response);
+  if (!status.ok()) return (*connection)->Failed(what, status);
+  std::cout << (invocation.global.json ? JsonOf(response) : print(response)) << std::flush;
+  return Outcome::Ok();
+}
+
+// Asks before an irreversible change, but only a person at a terminal.
+Outcome Confirm(const Invocation& invocation, const std::string& question) {
+  if (invocation.Has("--yes") || isatty(STDIN_FILENO) != 1) return Outcome::Ok();
+  std::fprintf(stderr, "%s [y/N] ", question.c_str());
+  std::string answer;
+  std::getline(std::cin, answer);
+  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+  if (answer == "y" || answer == "yes") return Outcome::Ok();
+  return Outcome::Error("not confirmed; nothing changed");
+}
+
+// A key version: "3" (or "v3", as the key listing shows it).
+Outcome ParseVersion(const std::string& text, const std::string& what, uint32_t& version) {
+  absl::string_view digits = text;
+  if (!digits.empty() && (digits[0] == 'v' || digits[0] == 'V')) digits.remove_prefix(1);
+  if (!absl::SimpleAtoi(digits, &version) || version == 0 || digits[0] == '+' ||
+      digits[0] == '-') {
+    return Outcome::Usage(absl::StrCat(what, " must be a key version number, not '", text, "'"));
+  }
+  return Outcome::Ok();
+}
+
+std::string KeyPath(const Invocation& invocation) {
+  return absl::StrCat(invocation.args[0], "/", invocation.args[1]);
+}
+
+v1::KeyRef KeyRefOf(const Invocation& invocation) {
+  v1::KeyRef ref;
+  ref.set_tenant(invocation.args[0]);
+  ref.set_key(invocation.args[1]);
+  return ref;
+}
+
+Outcome RunTenantCreate(const Invocation& invocation) {
+  v1::CreateTenantRequest request;
+  request.set_name(invocation.args[0]);
+  return CallAdmin(invocation, "create tenant " + request.name(),
+                   &v1::Admin::Stub::CreateTenant, request,
+                   [](const v1::Tenant& t) { return absl::StrCat("created tenant ", t.name(), "\n"); });
+}
+
+Outcome RunTenantDelete(const Invocation& invocation) {
+  v1::DeleteTenantRequest request;
+  request.set_name(invocation.args[0]);
+  if (Outcome confirmed = Confirm(invocation, absl::StrCat(
+          "Delete tenant ", request.name(),
+          " with all its keys and tokens? Its data can never be decrypted again."));
+      !confirmed.ok()) {
+    return confirmed;
+  }
+  return CallAdmin(invocation, "delete tenant " + request.name(),
+                   &v1::Admin::Stub::DeleteTenant, request,
+                   [&](const v1::DeleteTenantResponse&) {
+                     return absl::StrCat("deleted tenant ", request.name(), "\n");
+                   });
+}
+
+Outcome RunTenantList(const Invocation& invocation) {
+  return CallAdmin(invocation, "list tenants", &v1::Admin::Stub::ListTenants,
+                   v1::ListTenantsRequest(), [](const v1::ListTenantsResponse& response) {
+                     if (response.tenants().empty()) return std::string("no tenants\n");
+                     std::string text;
+                     for (const v1::Tenant& t : response.tenants()) {
+                       absl::StrAppend(&text, DescribeTenant(t));
+                     }
+                     return text;
+                   });
+}
+
+Outcome RunTokenIssue(const Invocation& invocation) {
+  v1::IssueTokenRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_description(invocation.Get("--description"));
+  // The token alone on stdout, so TOKEN=$(sealbox admin token issue T) works.
+  return CallAdmin(invocation, "issue token for " + request.tenant(),
+                   &v1::Admin::Stub::IssueToken, request,
+                   [&](const v1::IssueTokenResponse& response) {
+                     std::fprintf(stderr,
+                                  "sealbox: issued token %s for tenant %s; it is shown only "
+                                  "once, store it now\n",
+                                  response.info().id().c_str(), request.tenant().c_str());
+                     return absl::StrCat(response.token(), "\n");
+                   });
+}
+
+Outcome RunTokenRevoke(const Invocation& invocation) {
+  v1::RevokeTokenRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_token_id(invocation.args[1]);
+  return CallAdmin(invocation, absl::StrCat("revoke token ", request.token_id(), " of ", request.tenant()),
+                   &v1::Admin::Stub::RevokeToken, request,
+                   [&](const v1::RevokeTokenResponse&) {
+                     return absl::StrCat("revoked token ", request.token_id(), " of tenant ",
+                                         request.tenant(), "\n");
+                   });
+}
+
+Outcome RunKeyCreate(const Invocation& invocation) {
+  v1::CreateKeyRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  if (invocation.Has("--algorithm")) {
+    std::string name = absl::StrReplaceAll(absl::AsciiStrToLower(invocation.Get("--algorithm")),
+                                           {{"-", ""}, {"_", ""}});
+    if (name == "aes128" || name == "aes128gcm") {
+      request.set_algorithm(v1::AES_128_GCM);
+    } else if (name == "aes256" || name == "aes256gcm") {
+      request.set_algorithm(v1::AES_256_GCM);
+    } else {
+      return Outcome::Usage(absl::StrCat("--algorithm must be aes128 or aes256, not '",
+                                         invocation.Get("--algorithm"), "'"));
+    }
+  }
+  return CallAdmin(invocation, "create key " + KeyPath(invocation), &v1::Admin::Stub::CreateKey,
+                   request, DescribeKey);
+}
+
+Outcome RunKeyImport(const Invocation& invocation) {
+  if (!invocation.Has("--material-file")) {
+    return Outcome::Usage("--material-file FILE is required");
+  }
+  const std::string path = invocation.Get("--material-file");
+  absl::StatusOr<std::string> material = ReadWholeFile(path, 1 << 20);
+  if (!material.ok()) {
+    return Outcome::Error(absl::StrCat("--material-file: ", material.status().message()));
+  }
+  if (material->size() != 16 && material->size() != 32) {
+    size_t size = material->size();
+    explicit_bzero(material->data(), material->size());
+    return Outcome::Usage(absl::StrCat(
+        "--material-file must hold exactly 16 or 32 raw bytes (not hex or base64); ", path,
+        " holds ", size));
+  }
+  v1::ImportKeyRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  request.mutable_material()->swap(*material);
+  Outcome outcome = CallAdmin(invocation, "import key " + KeyPath(invocation),
+                              &v1::Admin::Stub::ImportKey, request, DescribeKey);
+  explicit_bzero(request.mutable_material()->data(), request.material().size());
+  return outcome;
+}
+
+Outcome RunKeyRotate(const Invocation& invocation) {
+  return CallAdmin(invocation, "rotate key " + KeyPath(invocation), &v1::Admin::Stub::RotateKey,
+                   KeyRefOf(invocation), DescribeKey);
+}
+
+Outcome RunKeyGet(const Invocation& invocation) {
+  return CallAdmin(invocation, "get key " + KeyPath(invocation), &v1::Admin::Stub::GetKey,
+                   KeyRefOf(invocation), DescribeKey);
+}
+
+Outcome RunKeyList(const Invocation& invocation) {
+  v1::ListKeysRequest request;
+  request.set_tenant(invocation.args[0]);
+  return CallAdmin(invocation, "list keys of " + request.tenant(), &v1::Admin::Stub::ListKeys,
+                   request, [&](const v1::ListKeysResponse& response) {
+                     if (response.keys().empty()) {
+                       return absl::StrCat("tenant ", request.tenant(), " has no keys\n");
+                     }
+                     std::string text;
+                     for (const v1::Key& key : response.keys()) absl::StrAppend(&text, DescribeKey(key));
+                     return text;
+                   });
+}
+
+Outcome RunKeyMinVersion(const Invocation& invocation) {
+  v1::SetMinDecryptionVersionRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  uint32_t version = 0;
+  if (Outcome parsed = ParseVersion(invocation.args[2], "N", version); !parsed.ok()) {
+    return parsed;
+  }
+  request.set_min_decryption_version(version);
+  return CallAdmin(invocation, "set min decryption version of " + KeyPath(invocation),
+                   &v1::Admin::Stub::SetMinDecryptionVersion, request, DescribeKey);
+}
+
+// disable, enable, destroy: the same request, a different method.
+Command VersionCommand(
+    const std::string& verb, const std::string& summary, const std::string& help,
+    grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const v1::KeyVersionRef&,
+                                            v1::Key*),
+    bool irreversible) {
+  Command command{{"admin", "key", verb},
+                  irreversible ? "TENANT KEY VERSION [--yes]" : "TENANT KEY VERSION",
+                  summary, help, {}, 3, 3, nullptr};
+  if (irreversible) command.flags.push_back(kYesFlag);
+  command.run = [verb, method, irreversible](const Invocation& invocation) {
+    v1::KeyVersionRef ref;
+    ref.set_tenant(invocation.args[0]);
+    ref.set_key(invocation.args[1]);
+    uint32_t version = 0;
+    if (Outcome parsed = ParseVersion(invocation.args[2], "VERSION", version); !parsed.ok()) {
+      return parsed;
+    }
+    ref.set_version(version);
+    std::string what = absl::StrCat(verb, " version ", version, " of key ", KeyPath(invocation));
+    if (irreversible) {
+      if (Outcome confirmed = Confirm(invocation, absl::StrCat(
+              "Destroy version ", version, " of key ", KeyPath(invocation),
+              "? Data sealed under it can never be decrypted again."));
+          !confirmed.ok()) {
+        return confirmed;
+      }
+    }
+    return CallAdmin(invocation, what, method, ref, DescribeKey);
+  };
+  return command;
+}
+
+}  // namespace
+
+std::vector<Command> AdminCommands() {
+  const std::string kNeedsAdmin =
+      "Admin commands need the admin token (--token or SEALBOX_TOKEN).";
+  std::vector<Command> commands = {
+      {{"admin", "tenant", "create"}, "NAME", "create a tenant",
+       "Tenant names: 1-64 of [a-z0-9_-], starting with a letter. Then issue it a token\n"
+       "and create a key:\n"
+       "  sealbox admin token issue NAME\n"
+       "  sealbox admin key create NAME default",
+       {}, 1, 1, RunTenantCreate},
+      {{"admin", "tenant", "delete"}, "NAME [--yes]",
+       "delete a tenant with all its keys and tokens (irreversible)",
+       "Everything sealed under the tenant's keys can never be decrypted again. On a\n"
+       "terminal this asks first, unless --yes.",
+       {kYesFlag}, 1, 1, RunTenantDelete},
+      {{"admin", "tenant", "list"}, "", "list tenants with their keys and token ids", "", {}, 0, 0,
+       RunTenantList},
+      {{"admin", "token", "issue"}, "TENANT [--description TEXT]",
+       "issue a bearer token for a tenant (printed once)",
+       "Prints the token alone on stdout (its id goes to stderr), so that\n"
+       "  export SEALBOX_TOKEN=$(sealbox admin token issue TENANT)\n"
+       "works. The server keeps only a hash: the token cannot be shown again.",
+       {{"--description", "", "TEXT", "free text to recognise the token by later"}}, 1, 1,
+       RunTokenIssue},
+      {{"admin", "token", "revoke"}, "TENANT TOKEN_ID", "revoke a tenant token by its id",
+       "Token ids are shown by `sealbox admin tenant list`.", {}, 2, 2, RunTokenRevoke},
+      {{"admin", "key", "create"}, "TENANT KEY [--algorithm aes128|aes256]",
+       "create a key with a fresh random version 1",
+       "Key names: 1-64 of [A-Za-z0-9_.-].",
+       {{"--algorithm", "", "ALG", "aes128 or aes256 (default aes256)"}}, 2, 2, RunKeyCreate},
+      {{"admin", "key", "import"}, "TENANT KEY --material-file FILE",
+       "bring your own key: create a key, or add a primary version, from raw bytes",
+       "FILE holds the raw AES key, exactly 16 (AES-128) or 32 (AES-256) bytes, e.g.\n"
+       "  head -c 32 /dev/urandom > key.bin\n"
+       "If the key exists, the material becomes its new primary version and must match\n"
+       "its algorithm.",
+       {{"--material-file", "", "FILE", "the raw key bytes (required)"}}, 2, 2, RunKeyImport},
+      {{"admin", "key", "rotate"}, "TENANT KEY",
+       "add a fresh version and make it primary (older ones still open)",
+       "New data is sealed under the new version. Migrate old unary ciphertexts with\n"
+       "`sealbox rewrap`, then retire old versions with `admin key min-version`.",
+       {}, 2, 2, RunKeyRotate},
+      {{"admin", "key", "get"}, "TENANT KEY", "show a key and its versions", "", {}, 2, 2,
+       RunKeyGet},
+      {{"admin", "key", "list"}, "TENANT", "show every key of a tenant", "", {}, 1, 1,
+       RunKeyList},
+      {{"admin", "key", "min-version"}, "TENANT KEY N",
+       "stop versions below N from opening (they are kept)",
+       "Versions below N fail to open with FAILED_PRECONDITION; lowering N again\n"
+       "restores them.",
+       {}, 3, 3, RunKeyMinVersion},
+      VersionCommand("disable", "stop a version from sealing or opening, until enabled", "",
+                     &v1::Admin::Stub::DisableKeyVersion, false),
+      VersionCommand("enable", "allow a disabled version again", "",
+                     &v1::Admin::Stub::EnableKeyVersion, false),
+      VersionCommand("destroy", "erase a version's key material for good (irreversible)",
+                     "Data sealed under the version can never be decrypted again. The primary\n"
+                     "version cannot be destroyed: rotate first. On a terminal this asks first,\n"
+                     "unless --yes.",
+                     &v1::Admin::Stub::DestroyKeyVersion, true),
+  };
+  for (Command& command : commands) {
+    command.help = command.help.empty() ? kNeedsAdmin : command.help + "\n\n" + kNeedsAdmin;
+  }
+  return commands;
+}
+
+}  // namespace sealbox::client

@@ -1,0 +1,85 @@
+#include "client/admin_output.h"
+
+#include <ctime>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace sealbox::client {
+namespace {
+
+namespace v1 = ::sealbox::v1;
+
+std::string AlgorithmName(v1::Algorithm algorithm) {
+  switch (algorithm) {
+    case v1::AES_128_GCM: return "AES-128-GCM";
+    case v1::AES_256_GCM: return "AES-256-GCM";
+    default: return absl::StrCat("algorithm ", static_cast<int>(algorithm));
+  }
+}
+
+std::string StateName(v1::KeyVersionState state) {
+  switch (state) {
+    case v1::ENABLED: return "enabled";
+    case v1::DISABLED: return "disabled";
+    case v1::DESTROYED: return "destroyed";
+    default: return absl::StrCat("state ", static_cast<int>(state));
+  }
+}
+
+}  // namespace
+
+std::string JsonOf(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) {
+    return "{}\n";  // only for messages with unknown Any types, which these have none of
+  }
+  if (json.empty() || json.back() != '\n') json += '\n';
+  return json;
+}
+
+std::string FormatUnixTime(int64_t seconds) {
+  if (seconds == 0) return "-";
+  std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm utc;
+  if (gmtime_r(&time, &utc) == nullptr) return absl::StrCat(seconds);
+  char text[64];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+std::string DescribeKey(const v1::Key& key) {
+  std::string text =
+      absl::StrFormat("%s/%s  %s  primary v%d  min decryption v%d\n", key.tenant(), key.name(),
+                      AlgorithmName(key.algorithm()), key.primary_version(),
+                      key.min_decryption_version());
+  for (const v1::KeyVersion& version : key.versions()) {
+    absl::StrAppend(&text, absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(),
+                                           StateName(version.state()),
+                                           FormatUnixTime(version.create_time_unix()),
+                                           version.imported() ? "  imported" : "",
+                                           version.version() == key.primary_version()
+                                               ? "  (primary)"
+                                               : ""));
+  }
+  return text;
+}
+
+std::string DescribeTenant(const v1::Tenant& tenant) {
+  std::string text = absl::StrCat("tenant ", tenant.name(), "\n");
+  for (const std::string& key : tenant.keys()) absl::StrAppend(&text, "  key    ", key, "\n");
+  for (const v1::TokenInfo& token : tenant.tokens()) {
+    absl::StrAppend(&text, "  token  ", token.id(), "  ",
+                    FormatUnixTime(token.create_time_unix()),
+                    token.description().empty() ? "" : "  ", token.description(), "\n");
+  }
+  return text;
+}
+
+}  // namespace sealbox::client

@@ -1,0 +1,121 @@
+#include "crypto/format/unary.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "crypto/format/derivation.h"
+#include "crypto/format/wire.h"
+
+namespace sealbox::crypto {
+namespace {
+
+// Offsets in the header: 0x01 | version (4) | epoch id (16) | nonce (12).
+constexpr size_t kVersionOffset = 1;
+constexpr size_t kEpochIdOffset = kVersionOffset + 4;
+constexpr size_t kNonceOffset = kEpochIdOffset + kEpochIdBytes;
+constexpr size_t kTagBytes = 16;
+
+// The header is authenticated as it stands, and the caller's AAD is length-prefixed
+// so no other split of header and AAD gives the same GCM input.
+std::vector<uint8_t> GcmAad(absl::Span<const uint8_t> header,
+                            absl::Span<const uint8_t> aad) {
+  std::vector<uint8_t> gcm_aad(header.begin(), header.end());
+  gcm_aad.reserve(header.size() + 8 + aad.size());
+  AppendU64BE(aad.size(), gcm_aad);
+  gcm_aad.insert(gcm_aad.end(), aad.begin(), aad.end());
+  return gcm_aad;
+}
+
+}  // namespace
+
+absl::StatusOr<UnaryHeader> ParseUnaryHeader(absl::Span<const uint8_t> ciphertext) {
+  if (ciphertext.size() < kUnaryOverheadBytes || ciphertext[0] != kUnaryFormatV1) {
+    return DecryptionFailed();
+  }
+  UnaryHeader header;
+  header.key_version = LoadU32BE(&ciphertext[kVersionOffset]);
+  std::copy_n(&ciphertext[kEpochIdOffset], kEpochIdBytes, header.epoch_id.begin());
+  return header;
+}
+
+absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::Derive(
+    absl::Span<const uint8_t> material, const KeyContext& context,
+    const EpochId& epoch_id) {
+  absl::StatusOr<std::vector<uint8_t>> info =
+      UnaryInfo(context.tenant, context.key_name);
+  if (!info.ok()) return info.status();
+  absl::StatusOr<SecretBytes> subkey = DeriveSubkey(material, epoch_id, *info);
+  if (!subkey.ok()) return subkey.status();
+  absl::StatusOr<std::unique_ptr<ExpandedKey>> key = ExpandedKey::Create(subkey->span());
+  if (!key.ok()) return key.status();
+  return std::unique_ptr<EpochSubkey>(
+      new EpochSubkey(*std::move(key), context.version, epoch_id));
+}
+
+absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveNewEpoch(
+    absl::Span<const uint8_t> material, const KeyContext& context) {
+  EpochId epoch_id;
+  if (RAND_bytes(epoch_id.data(), epoch_id.size()) != 1) {
+    return absl::InternalError("RAND_bytes failed");
+  }
+  return Derive(material, context, epoch_id);
+}
+
+absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveForTesting(
+    absl::Span<const uint8_t> material, const KeyContext& context,
+    const EpochId& epoch_id, uint64_t next_counter) {
+  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey =
+      Derive(material, context, epoch_id);
+  if (subkey.ok()) (*subkey)->next_counter_.store(next_counter);
+  return subkey;
+}
+
+absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(
+    absl::Span<const uint8_t> plaintext, absl::Span<const uint8_t> aad) {
+  // Each call takes its own counter value, so concurrent Seals never share a nonce.
+  // Values past the limit are burnt, never wrapped.
+  const uint64_t counter = next_counter_.fetch_add(1, std::memory_order_relaxed);
+  if (counter >= kMaxMessagesPerEpoch) {
+    return absl::ResourceExhaustedError("epoch exhausted; derive a new epoch");
+  }
+  std::vector<uint8_t> out(kUnaryOverheadBytes + plaintext.size());
+  out[0] = kUnaryFormatV1;
+  StoreU32BE(version_, &out[kVersionOffset]);
+  std::copy(epoch_id_.begin(), epoch_id_.end(), &out[kEpochIdOffset]);
+  StoreU64BE(counter, &out[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
+
+  const absl::Span<uint8_t> all = absl::MakeSpan(out);
+  const absl::Status status =
+      key_->Seal(all.subspan(kNonceOffset, kUnaryNonceBytes),
+                 GcmAad(all.first(kUnaryHeaderBytes), aad), plaintext,
+                 all.subspan(kUnaryHeaderBytes, plaintext.size()), all.last(kTagBytes));
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(
+    absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> aad) const {
+  absl::StatusOr<UnaryHeader> header = ParseUnaryHeader(ciphertext);
+  if (!header.ok()) return header.status();
+  if (header->key_version != version_ || header->epoch_id != epoch_id_) {
+    return DecryptionFailed();
+  }
+  const size_t body_bytes = ciphertext.size() - kUnaryOverheadBytes;
+  std::vector<uint8_t> plaintext(body_bytes);
+  const absl::Status status = key_->Open(
+      ciphertext.subspan(kNonceOffset, kUnaryNonceBytes),
+      GcmAad(ciphertext.first(kUnaryHeaderBytes), aad),
+      ciphertext.subspan(kUnaryHeaderBytes, body_bytes), ciphertext.last(kTagBytes),
+      absl::MakeSpan(plaintext));
+  // Open has already wiped `plaintext` on failure.
+  if (!status.ok()) return DecryptionFailed();
+  return plaintext;
+}
+
+bool EpochSubkey::NearlyExhausted() const {
+  return next_counter_.load(std::memory_order_relaxed) >= kNearlyExhaustedMessages;
+}
+
+}  // namespace sealbox::crypto

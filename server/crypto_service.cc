@@ -1,0 +1,340 @@
+#include "server/crypto_service.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/format/unary.h"
+#include "server/grpc_status.h"
+
+namespace sealbox::server {
+namespace {
+
+absl::Span<const uint8_t> AsBytes(const std::string& s) {
+  return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()),
+                                   s.size());
+}
+
+std::string AsString(const std::vector<uint8_t>& bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// Overwrites a protobuf bytes field that held plaintext before it is freed.
+void WipeString(std::string* s) {
+  std::fill(s->begin(), s->end(), '\0');
+}
+
+// Finishes a unary call and records it.
+class UnaryCall {
+ public:
+  UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, const char* method)
+      : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
+
+  grpc::ServerUnaryReactor* Done(const absl::Status& status) {
+    metrics_->RecordOutcome(method_, status, started_);
+    grpc::ServerUnaryReactor* reactor = context_->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+
+ private:
+  grpc::CallbackServerContext* context_;
+  Metrics* metrics_;
+  const char* method_;
+  absl::Time started_;
+};
+
+absl::Status TooLarge(size_t size, size_t limit) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "message of ", size, " bytes exceeds the unary limit of ", limit,
+      " bytes; use SealStream/OpenStream"));
+}
+
+absl::Status CheckKeyName(const std::string& key) {
+  if (key.empty()) return absl::InvalidArgumentError("key must be set");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
+                             DataPlaneLimits limits, Metrics* metrics)
+    : keystore_(keystore),
+      authenticator_(authenticator),
+      limits_(limits),
+      metrics_(metrics) {}
+
+grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
+                                              const v1::SealRequest* request,
+                                              v1::SealResponse* response) {
+  UnaryCall call(context, metrics_, "Seal");
+  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
+  if (!tenant.ok()) return call.Done(tenant.status());
+  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
+  if (request->plaintext().size() > limits_.max_unary_bytes) {
+    return call.Done(TooLarge(request->plaintext().size(), limits_.max_unary_bytes));
+  }
+  absl::StatusOr<Sealed> sealed =
+      data_plane_.Seal(*snapshot, *tenant, request->key(), AsBytes(request->plaintext()),
+                       AsBytes(request->associated_data()));
+  if (!sealed.ok()) return call.Done(sealed.status());
+  metrics_->AddBytesSealed(request->plaintext().size());
+  response->set_ciphertext(AsString(sealed->ciphertext));
+  response->set_key_version(sealed->key_version);
+  return call.Done(absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
+                                              const v1::OpenRequest* request,
+                                              v1::OpenResponse* response) {
+  UnaryCall call(context, metrics_, "Open");
+  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
+  if (!tenant.ok()) return call.Done(tenant.status());
+  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
+  const size_t limit = limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
+  if (request->ciphertext().size() > limit) {
+    return call.Done(TooLarge(request->ciphertext().size(), limit));
+  }
+  absl::StatusOr<Opened> opened =
+      data_plane_.Open(*snapshot, *tenant, request->key(), AsBytes(request->ciphertext()),
+                       AsBytes(request->associated_data()));
+  if (!opened.ok()) return call.Done(opened.status());
+  metrics_->AddBytesOpened(opened->plaintext.size());
+  response->set_plaintext(AsString(opened->plaintext));
+  std::fill(opened->plaintext.begin(), opened->plaintext.end(), 0);
+  response->set_key_version(opened->key_version);
+  return call.Done(absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
+                                                const v1::RewrapRequest* request,
+                                                v1::RewrapResponse* response) {
+  UnaryCall call(context, metrics_, "Rewrap");
+  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
+  if (!tenant.ok()) return call.Done(tenant.status());
+  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
+  const size_t limit = limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
+  if (request->ciphertext().size() > limit) {
+    return call.Done(TooLarge(request->ciphertext().size(), limit));
+  }
+  absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
+      *snapshot, *tenant, request->key(), AsBytes(request->ciphertext()),
+      AsBytes(request->associated_data()));
+  if (!rewrapped.ok()) return call.Done(rewrapped.status());
+  response->set_ciphertext(AsString(rewrapped->ciphertext));
+  response->set_key_version(rewrapped->key_version);
+  response->set_previous_key_version(rewrapped->previous_key_version);
+  return call.Done(absl::OkStatus());
+}
+
+// One SealStream call: read a message, answer with whatever ciphertext it completed,
+// read the next. One message in flight each way keeps memory bounded by a chunk and
+// a segment, however long the stream.
+class SealStreamReactor
+    : public grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse> {
+ public:
+  SealStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context), started_(absl::Now()) {
+    if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
+      Fail(absl::ResourceExhaustedError("too many concurrent streams"));
+      return;
+    }
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client half-closed (or went away)
+      if (sealer_ == nullptr) return Fail(absl::InvalidArgumentError(
+          "stream ended before its start message"));
+      out_.clear();
+      if (absl::Status s = sealer_->Finish(out_); !s.ok()) return Fail(s);
+      finishing_ = true;
+      return Send();
+    }
+    out_.clear();
+    absl::Status status = sealer_ == nullptr ? Start() : Chunk();
+    if (!status.ok()) return Fail(status);
+    if (out_.empty()) return StartRead(&request_);
+    Send();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    if (finishing_) return Finish(grpc::Status::OK);
+    StartRead(&request_);
+  }
+
+  void OnDone() override {
+    service_->metrics_->RecordOutcome("SealStream", outcome_, started_);
+    service_->metrics_->SetActiveStreams(service_->active_streams_.fetch_sub(1) - 1);
+    delete this;
+  }
+
+ private:
+  absl::Status Start() {
+    if (!request_.has_start()) {
+      return absl::InvalidArgumentError("the first message must be `start`");
+    }
+    std::shared_ptr<const Snapshot> snapshot = service_->keystore_->snapshot();
+    absl::StatusOr<std::string> tenant =
+        service_->authenticator_->Tenant(*context_, *snapshot);
+    if (!tenant.ok()) return tenant.status();
+    const v1::StreamStart& start = request_.start();
+    if (absl::Status s = CheckKeyName(start.key()); !s.ok()) return s;
+    absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
+        service_->data_plane_.NewStreamSealer(*snapshot, *tenant, start.key(),
+                                              AsBytes(start.associated_data()),
+                                              start.segment_size(), key_version_);
+    if (!sealer.ok()) return sealer.status();
+    sealer_ = *std::move(sealer);
+    return sealer_->Update({}, out_);  // the header, at once
+  }
+
+  absl::Status Chunk() {
+    if (request_.has_start()) {
+      return absl::InvalidArgumentError("`start` may only be the first message");
+    }
+    service_->metrics_->AddBytesSealed(request_.plaintext_chunk().size());
+    absl::Status status = sealer_->Update(AsBytes(request_.plaintext_chunk()), out_);
+    WipeString(request_.mutable_plaintext_chunk());
+    return status;
+  }
+
+  void Send() {
+    response_.set_ciphertext_chunk(AsString(out_));
+    response_.set_key_version(key_version_);
+    StartWrite(&response_);
+  }
+
+  void Fail(const absl::Status& status) {
+    outcome_ = status;
+    Finish(ToGrpcStatus(status));
+  }
+
+  CryptoService* service_;
+  grpc::CallbackServerContext* context_;
+  absl::Time started_;
+  absl::Status outcome_;
+  v1::SealStreamRequest request_;
+  v1::SealStreamResponse response_;
+  std::unique_ptr<crypto::StreamSealer> sealer_;
+  std::vector<uint8_t> out_;
+  uint32_t key_version_ = 0;
+  bool finishing_ = false;
+};
+
+// One OpenStream call, the mirror of SealStreamReactor. Plaintext leaves only as the
+// opener releases it, segment by segment, after each tag verified.
+class OpenStreamReactor
+    : public grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse> {
+ public:
+  OpenStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context), started_(absl::Now()) {
+    if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
+      Fail(absl::ResourceExhaustedError("too many concurrent streams"));
+      return;
+    }
+    StartRead(&request_);
+  }
+
+  ~OpenStreamReactor() override {
+    std::fill(out_.begin(), out_.end(), 0);
+    WipeString(response_.mutable_plaintext_chunk());
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      if (opener_ == nullptr) return Fail(absl::InvalidArgumentError(
+          "stream ended before its start message"));
+      out_.clear();
+      if (absl::Status s = opener_->Finish(out_); !s.ok()) return Fail(s);
+      finishing_ = true;
+      if (out_.empty()) return Finish(grpc::Status::OK);
+      return Send();
+    }
+    out_.clear();
+    absl::Status status = opener_ == nullptr ? Start() : Chunk();
+    if (!status.ok()) return Fail(status);
+    if (out_.empty()) return StartRead(&request_);
+    Send();
+  }
+
+  void OnWriteDone(bool ok) override {
+    WipeString(response_.mutable_plaintext_chunk());
+    if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    if (finishing_) return Finish(grpc::Status::OK);
+    StartRead(&request_);
+  }
+
+  void OnDone() override {
+    service_->metrics_->RecordOutcome("OpenStream", outcome_, started_);
+    service_->metrics_->SetActiveStreams(service_->active_streams_.fetch_sub(1) - 1);
+    delete this;
+  }
+
+ private:
+  absl::Status Start() {
+    if (!request_.has_start()) {
+      return absl::InvalidArgumentError("the first message must be `start`");
+    }
+    std::shared_ptr<const Snapshot> snapshot = service_->keystore_->snapshot();
+    absl::StatusOr<std::string> tenant =
+        service_->authenticator_->Tenant(*context_, *snapshot);
+    if (!tenant.ok()) return tenant.status();
+    const v1::StreamStart& start = request_.start();
+    if (absl::Status s = CheckKeyName(start.key()); !s.ok()) return s;
+    absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener =
+        service_->data_plane_.NewStreamOpener(snapshot, *tenant, start.key(),
+                                              AsBytes(start.associated_data()));
+    if (!opener.ok()) return opener.status();
+    opener_ = *std::move(opener);
+    return absl::OkStatus();
+  }
+
+  absl::Status Chunk() {
+    if (request_.has_start()) {
+      return absl::InvalidArgumentError("`start` may only be the first message");
+    }
+    return opener_->Update(AsBytes(request_.ciphertext_chunk()), out_);
+  }
+
+  void Send() {
+    service_->metrics_->AddBytesOpened(out_.size());
+    response_.set_plaintext_chunk(AsString(out_));
+    std::fill(out_.begin(), out_.end(), 0);
+    response_.set_key_version(opener_->key_version());
+    StartWrite(&response_);
+  }
+
+  void Fail(const absl::Status& status) {
+    outcome_ = status;
+    Finish(ToGrpcStatus(status));
+  }
+
+  CryptoService* service_;
+  grpc::CallbackServerContext* context_;
+  absl::Time started_;
+  absl::Status outcome_;
+  v1::OpenStreamRequest request_;
+  v1::OpenStreamResponse response_;
+  std::unique_ptr<crypto::StreamOpener> opener_;
+  std::vector<uint8_t> out_;
+  bool finishing_ = false;
+};
+
+grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>*
+CryptoService::SealStream(grpc::CallbackServerContext* context) {
+  return new SealStreamReactor(this, context);
+}
+
+grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse>*
+CryptoService::OpenStream(grpc::CallbackServerContext* context) {
+  return new OpenStreamReactor(this, context);
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,57 @@
+// sealbox.v1.Crypto over gRPC's callback API: authentication, limits and the
+// conversion to grpc::Status; the work itself is DataPlane's.
+#ifndef SEALBOX_SERVER_CRYPTO_SERVICE_H_
+#define SEALBOX_SERVER_CRYPTO_SERVICE_H_
+
+#include <atomic>
+#include <cstddef>
+
+#include "sealbox/v1/data.grpc.pb.h"
+#include "server/auth.h"
+#include "server/data_plane.h"
+#include "server/keystore/keystore.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+struct DataPlaneLimits {
+  // Largest plaintext (and ciphertext, less the format's overhead) of a unary call.
+  size_t max_unary_bytes = 1 << 20;
+  // Streams open at once; more are refused with RESOURCE_EXHAUSTED.
+  int max_concurrent_streams = 256;
+};
+
+class CryptoService final : public v1::Crypto::CallbackService {
+ public:
+  CryptoService(Keystore* keystore, const Authenticator* authenticator,
+                DataPlaneLimits limits, Metrics* metrics);
+
+  grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
+                                 const v1::SealRequest* request,
+                                 v1::SealResponse* response) override;
+  grpc::ServerUnaryReactor* Open(grpc::CallbackServerContext* context,
+                                 const v1::OpenRequest* request,
+                                 v1::OpenResponse* response) override;
+  grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* context,
+                                   const v1::RewrapRequest* request,
+                                   v1::RewrapResponse* response) override;
+  grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>* SealStream(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse>* OpenStream(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  friend class SealStreamReactor;
+  friend class OpenStreamReactor;
+
+  Keystore* keystore_;
+  const Authenticator* authenticator_;
+  const DataPlaneLimits limits_;
+  Metrics* metrics_;
+  DataPlane data_plane_;
+  std::atomic<int> active_streams_{0};
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_CRYPTO_SERVICE_H_

@@ -1,0 +1,154 @@
+#include "server/data_plane.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace sealbox::server {
+namespace {
+
+const KeyEntry* FindOrNull(const Snapshot& snapshot, const std::string& tenant,
+                           const std::string& key) {
+  return snapshot.FindKey(tenant, key);
+}
+
+absl::Status KeyNotFound(const std::string& key) {
+  // Only ever about the caller's own tenant: another tenant's keys are invisible.
+  return absl::NotFoundError(absl::StrCat("no key named \"", key, "\""));
+}
+
+// A version number that names no version can only come from a damaged or forged
+// ciphertext: it gets the same answer as any other (a real but disabled version
+// keeps its FAILED_PRECONDITION, which tells an operator what to fix).
+absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return absl::InvalidArgumentError("decryption failed");
+  return status;
+}
+
+absl::Status PrimaryUsable(const KeyEntry& entry) {
+  if (entry.sealing_subkey == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("key \"", entry.name, "\" has no usable primary version"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+DataPlane::DataPlane(size_t max_cached_epochs)
+    : max_cached_epochs_(max_cached_epochs) {}
+
+absl::StatusOr<Sealed> DataPlane::Seal(const Snapshot& snapshot,
+                                       const std::string& tenant,
+                                       const std::string& key,
+                                       absl::Span<const uint8_t> plaintext,
+                                       absl::Span<const uint8_t> aad) {
+  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = PrimaryUsable(*entry); !s.ok()) return s;
+  absl::StatusOr<std::vector<uint8_t>> ciphertext =
+      entry->sealing_subkey->Seal(plaintext, aad);
+  if (!ciphertext.ok()) return ciphertext.status();
+  return Sealed{*std::move(ciphertext), entry->sealing_subkey->version()};
+}
+
+absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> DataPlane::SubkeyForOpen(
+    const KeyEntry& entry, const crypto::UnaryHeader& header) {
+  absl::StatusOr<const KeyVersionEntry*> version =
+      entry.VersionForOpen(header.key_version);
+  if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
+  // Most ciphertexts come back to the process that sealed them.
+  if (entry.sealing_subkey != nullptr &&
+      entry.sealing_subkey->version() == header.key_version &&
+      entry.sealing_subkey->epoch_id() == header.epoch_id) {
+    return entry.sealing_subkey;
+  }
+  CacheKey cache_key{entry.tenant, entry.name, header.key_version, header.epoch_id};
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = cache_.find(cache_key);
+    if (it != cache_.end()) return it->second;
+  }
+  absl::StatusOr<std::unique_ptr<crypto::EpochSubkey>> derived =
+      crypto::EpochSubkey::Derive((*version)->material->span(),
+                                  {entry.tenant, entry.name, header.key_version},
+                                  header.epoch_id);
+  if (!derived.ok()) return derived.status();
+  std::shared_ptr<crypto::EpochSubkey> subkey = *std::move(derived);
+  absl::MutexLock lock(&mutex_);
+  auto [it, inserted] = cache_.emplace(cache_key, subkey);
+  if (inserted) {
+    insertion_order_.push_back(cache_key);
+    if (cache_.size() > max_cached_epochs_) {
+      cache_.erase(insertion_order_.front());
+      insertion_order_.pop_front();
+    }
+  }
+  return it->second;
+}
+
+absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
+                                       const std::string& tenant,
+                                       const std::string& key,
+                                       absl::Span<const uint8_t> ciphertext,
+                                       absl::Span<const uint8_t> aad) {
+  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  if (!header.ok()) return header.status();
+  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> subkey =
+      SubkeyForOpen(*entry, *header);
+  if (!subkey.ok()) return subkey.status();
+  absl::StatusOr<std::vector<uint8_t>> plaintext = (*subkey)->Open(ciphertext, aad);
+  if (!plaintext.ok()) return plaintext.status();
+  return Opened{*std::move(plaintext), header->key_version};
+}
+
+absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
+                                            const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> ciphertext,
+                                            absl::Span<const uint8_t> aad) {
+  absl::StatusOr<Opened> opened = Open(snapshot, tenant, key, ciphertext, aad);
+  if (!opened.ok()) return opened.status();
+  absl::StatusOr<Sealed> sealed = Seal(snapshot, tenant, key, opened->plaintext, aad);
+  // The plaintext never leaves the server; wipe it before returning.
+  std::fill(opened->plaintext.begin(), opened->plaintext.end(), 0);
+  if (!sealed.ok()) return sealed.status();
+  return Rewrapped{std::move(sealed->ciphertext), sealed->key_version,
+                   opened->key_version};
+}
+
+absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlane::NewStreamSealer(
+    const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+    absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
+  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  auto primary = entry->versions.find(entry->primary_version);
+  if (primary == entry->versions.end() || primary->second.material == nullptr ||
+      primary->second.material->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("key \"", key, "\" has no usable primary version"));
+  }
+  key_version = entry->primary_version;
+  return crypto::StreamSealer::Create(primary->second.material->span(),
+                                      {tenant, key, entry->primary_version}, aad,
+                                      segment_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlane::NewStreamOpener(
+    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+    const std::string& key, absl::Span<const uint8_t> aad) {
+  const KeyEntry* entry = FindOrNull(*snapshot, tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  auto lookup = [snapshot, entry](uint32_t version)
+      -> absl::StatusOr<crypto::SecretBytes> {
+    absl::StatusOr<const KeyVersionEntry*> found = entry->VersionForOpen(version);
+    if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
+    return (*found)->material->Clone();
+  };
+  return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
+}
+
+}  // namespace sealbox::server

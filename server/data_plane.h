@@ -1,0 +1,87 @@
+// Seal, Open, Rewrap and stream setup for one tenant's keys, in absl terms. The gRPC
+// service (crypto_service.cc) is a thin layer over this.
+#ifndef SEALBOX_SERVER_DATA_PLANE_H_
+#define SEALBOX_SERVER_DATA_PLANE_H_
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "crypto/format/stream.h"
+#include "crypto/format/unary.h"
+#include "server/keystore/keystore.h"
+
+namespace sealbox::server {
+
+struct Sealed {
+  std::vector<uint8_t> ciphertext;
+  uint32_t key_version = 0;
+};
+
+struct Opened {
+  std::vector<uint8_t> plaintext;
+  uint32_t key_version = 0;
+};
+
+struct Rewrapped {
+  std::vector<uint8_t> ciphertext;
+  uint32_t key_version = 0;
+  uint32_t previous_key_version = 0;
+};
+
+class DataPlane {
+ public:
+  // `max_cached_epochs` bounds the subkeys kept for opening other epochs
+  // (other replicas' and earlier processes').
+  explicit DataPlane(size_t max_cached_epochs = 4096);
+
+  // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
+  // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed".
+  absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
+                              const std::string& key, absl::Span<const uint8_t> plaintext,
+                              absl::Span<const uint8_t> aad);
+  absl::StatusOr<Opened> Open(const Snapshot& snapshot, const std::string& tenant,
+                              const std::string& key,
+                              absl::Span<const uint8_t> ciphertext,
+                              absl::Span<const uint8_t> aad);
+  absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
+                                   const std::string& key,
+                                   absl::Span<const uint8_t> ciphertext,
+                                   absl::Span<const uint8_t> aad);
+
+  // A sealer for the key's primary version; sets `key_version`.
+  absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> NewStreamSealer(
+      const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+      absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version);
+
+  // An opener that looks the header's version up in `snapshot` (kept alive by the
+  // opener).
+  absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> NewStreamOpener(
+      std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+      const std::string& key, absl::Span<const uint8_t> aad);
+
+ private:
+  // The subkey for (key, version, epoch): the key's own sealing epoch without a
+  // lock, else from the bounded cache, derived once on a miss.
+  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> SubkeyForOpen(
+      const KeyEntry& entry, const crypto::UnaryHeader& header);
+
+  const size_t max_cached_epochs_;
+
+  using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
+  absl::Mutex mutex_;
+  std::map<CacheKey, std::shared_ptr<crypto::EpochSubkey>> cache_
+      ABSL_GUARDED_BY(mutex_);
+  std::list<CacheKey> insertion_order_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_DATA_PLANE_H_

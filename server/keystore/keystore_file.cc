@@ -1,0 +1,164 @@
+#include "server/keystore/keystore_file.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/aes_gcm.h"
+#include "crypto/format/hkdf.h"
+
+namespace sealbox::server {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'B', 'X', 'K', 'E', 'Y', 'S', '\n'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kFingerprintBytes = 16;
+constexpr size_t kSaltBytes = 16;
+constexpr size_t kNonceBytes = 12;
+constexpr size_t kTagBytes = 16;
+constexpr size_t kVersionAt = 8, kGenerationAt = 12, kFingerprintAt = 20, kSaltAt = 36,
+                 kNonceAt = 52;
+static_assert(kNonceAt + kNonceBytes == kKeystoreHeaderBytes);
+
+void PutBigEndian(uint64_t value, size_t bytes, uint8_t* out) {
+  for (size_t i = 0; i < bytes; ++i) out[i] = value >> (8 * (bytes - 1 - i));
+}
+
+uint64_t GetBigEndian(const uint8_t* in, size_t bytes) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < bytes; ++i) value = (value << 8) | in[i];
+  return value;
+}
+
+absl::Status Damaged(absl::string_view path) {
+  return absl::DataLossError(absl::StrCat("keystore ", path, " is damaged"));
+}
+
+absl::Status CheckKek(const crypto::SecretBytes& kek) {
+  if (kek.size() != kKekBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the KEK must be ", kKekBytes, " bytes, not ", kek.size()));
+  }
+  return absl::OkStatus();
+}
+
+void Fingerprint(const crypto::SecretBytes& kek, uint8_t out[kFingerprintBytes]) {
+  static constexpr char kLabel[] = "sealbox/v1/kek-fingerprint";
+  uint8_t mac[EVP_MAX_MD_SIZE];
+  unsigned int mac_bytes = 0;
+  HMAC(EVP_sha256(), kek.data(), kek.size(), reinterpret_cast<const uint8_t*>(kLabel),
+       sizeof(kLabel) - 1, mac, &mac_bytes);
+  std::memcpy(out, mac, kFingerprintBytes);
+}
+
+// The AES-256-GCM key for one write: HKDF-SHA256(KEK, salt, "sealbox/v1/keystore").
+absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
+    const crypto::SecretBytes& kek, const uint8_t* salt) {
+  static constexpr char kInfo[] = "sealbox/v1/keystore";
+  auto key = crypto::HkdfSha256(
+      kek.span(), absl::MakeConstSpan(salt, kSaltBytes),
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(kInfo), sizeof(kInfo) - 1),
+      32);
+  if (!key.ok()) return key.status();
+  return crypto::ExpandedKey::Create(key->span());
+}
+
+// Checks the magic and the format version of a header.
+absl::Status CheckHeader(absl::Span<const uint8_t> envelope, absl::string_view path) {
+  if (envelope.size() < kKeystoreHeaderBytes ||
+      std::memcmp(envelope.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Damaged(path);
+  }
+  uint32_t version = GetBigEndian(envelope.data() + kVersionAt, 4);
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("keystore ", path, " has format version ", version,
+                     "; this server reads ", kFormatVersion));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KeystoreContents::~KeystoreContents() {
+  for (auto& tenant : *file.mutable_tenants()) {
+    for (auto& key : *tenant.mutable_keys()) {
+      for (auto& version : *key.mutable_versions()) WipeMaterial(version);
+    }
+  }
+}
+
+void WipeMaterial(internal::KeyVersion& version) {
+  std::string& material = *version.mutable_material();
+  OPENSSL_cleanse(material.data(), material.size());
+  material.clear();
+}
+
+absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek,
+                                                  const KeystoreContents& contents) {
+  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
+  crypto::SecretBytes plaintext(contents.file.ByteSizeLong());
+  if (!contents.file.SerializeToArray(plaintext.data(), plaintext.size())) {
+    return absl::InternalError("serializing the keystore failed");
+  }
+  std::vector<uint8_t> out(kKeystoreHeaderBytes + plaintext.size() + kTagBytes);
+  uint8_t* header = out.data();
+  std::memcpy(header, kMagic, sizeof(kMagic));
+  PutBigEndian(kFormatVersion, 4, header + kVersionAt);
+  PutBigEndian(contents.generation, 8, header + kGenerationAt);
+  Fingerprint(kek, header + kFingerprintAt);
+  if (RAND_bytes(header + kSaltAt, kSaltBytes + kNonceBytes) != 1) {
+    return absl::InternalError("RAND_bytes failed");
+  }
+  auto key = WrappingKey(kek, header + kSaltAt);
+  if (!key.ok()) return key.status();
+  absl::Span<uint8_t> body = absl::MakeSpan(out).subspan(kKeystoreHeaderBytes);
+  absl::Status sealed =
+      (*key)->Seal(absl::MakeConstSpan(header + kNonceAt, kNonceBytes),
+                   absl::MakeConstSpan(header, kKeystoreHeaderBytes), plaintext.span(),
+                   body.first(plaintext.size()), body.subspan(plaintext.size()));
+  if (!sealed.ok()) return sealed;
+  return out;
+}
+
+absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
+                                              absl::Span<const uint8_t> envelope,
+                                              absl::string_view path) {
+  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
+  if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
+  if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
+  const uint8_t* header = envelope.data();
+  uint8_t fingerprint[kFingerprintBytes];
+  Fingerprint(kek, fingerprint);
+  if (CRYPTO_memcmp(fingerprint, header + kFingerprintAt, kFingerprintBytes) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("keystore ", path, " was written with a different KEK"));
+  }
+  auto key = WrappingKey(kek, header + kSaltAt);
+  if (!key.ok()) return key.status();
+  absl::Span<const uint8_t> body = envelope.subspan(kKeystoreHeaderBytes);
+  crypto::SecretBytes plaintext(body.size() - kTagBytes);
+  absl::Status opened =
+      (*key)->Open(absl::MakeConstSpan(header + kNonceAt, kNonceBytes),
+                   envelope.first(kKeystoreHeaderBytes), body.first(plaintext.size()),
+                   body.subspan(plaintext.size()), plaintext.mutable_span());
+  KeystoreContents contents;
+  if (!opened.ok() || !contents.file.ParseFromArray(plaintext.data(), plaintext.size())) {
+    return Damaged(path);
+  }
+  contents.generation = GetBigEndian(header + kGenerationAt, 8);
+  return contents;
+}
+
+absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope,
+                                        absl::string_view path) {
+  if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
+  return GetBigEndian(envelope.data() + kGenerationAt, 8);
+}
+
+}  // namespace sealbox::server

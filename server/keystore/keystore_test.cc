@@ -1,0 +1,520 @@
+#include "server/keystore/keystore.h"
+
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sealbox::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::SizeIs;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+crypto::SecretBytes RandomKek() {
+  crypto::SecretBytes kek(32);
+  RAND_bytes(kek.data(), kek.size());
+  return kek;
+}
+
+class KeystoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string base = absl::StrCat(std::getenv("TEST_TMPDIR"), "/ks.XXXXXX");
+    ASSERT_NE(mkdtemp(base.data()), nullptr);
+    dir_ = base + "/data";  // not there yet: Open creates it
+    path_ = dir_ + "/keystore.sbx";
+  }
+
+  KeystoreOptions Options(bool create = true) {
+    KeystoreOptions options;
+    options.data_dir = dir_;
+    options.kek = kek_.Clone();
+    options.create_if_missing = create;
+    return options;
+  }
+
+  std::unique_ptr<Keystore> OpenOrDie(bool create = true) {
+    auto keystore = Keystore::Open(Options(create));
+    EXPECT_TRUE(keystore.ok()) << keystore.status();
+    return keystore.ok() ? std::move(*keystore) : nullptr;
+  }
+
+  std::string dir_, path_;
+  crypto::SecretBytes kek_ = RandomKek();
+};
+
+TEST_F(KeystoreTest, CreatesAnEmptyKeystoreWithPrivateModes) {
+  auto ks = OpenOrDie();
+  EXPECT_EQ(ks->snapshot()->generation(), 1u);
+  EXPECT_TRUE(ks->snapshot()->tenants().empty());
+  struct stat st;
+  ASSERT_EQ(stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(KeystoreTest, MissingFileIsNotFoundWithoutCreate) {
+  auto ks = Keystore::Open(Options(/*create=*/false));
+  EXPECT_TRUE(absl::IsNotFound(ks.status()));
+  EXPECT_EQ(ks.status().message(), absl::StrCat("keystore ", path_, " does not exist"));
+  EXPECT_FALSE(std::filesystem::exists(dir_));
+}
+
+TEST_F(KeystoreTest, KekMustBe32Bytes) {
+  KeystoreOptions options = Options();
+  options.kek = crypto::SecretBytes(16);
+  EXPECT_TRUE(absl::IsInvalidArgument(Keystore::Open(std::move(options)).status()));
+}
+
+TEST_F(KeystoreTest, ReopenSeesEverything) {
+  std::string token;
+  std::vector<uint8_t> material(32, 0x5a);
+  {
+    auto ks = OpenOrDie();
+    ASSERT_TRUE(ks->CreateTenant("acme").ok());
+    ASSERT_TRUE(ks->CreateKey("acme", "db", v1::AES_128_GCM).ok());
+    ASSERT_TRUE(ks->RotateKey("acme", "db").ok());
+    ASSERT_TRUE(ks->ImportKey("acme", "byok", material).ok());
+    auto issued = ks->IssueToken("acme", "billing");
+    ASSERT_TRUE(issued.ok());
+    token = issued->token();
+  }
+  auto ks = OpenOrDie(/*create=*/false);
+  auto snap = ks->snapshot();
+  EXPECT_EQ(snap->generation(), 6u);
+  EXPECT_EQ(*snap->TenantForToken(token), "acme");
+  const KeyEntry* db = snap->FindKey("acme", "db");
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(db->algorithm, v1::AES_128_GCM);
+  EXPECT_EQ(db->primary_version, 2u);
+  EXPECT_THAT(db->versions, SizeIs(2));
+  EXPECT_EQ(db->versions.at(1).material->size(), 16u);
+  const KeyEntry* byok = snap->FindKey("acme", "byok");
+  ASSERT_NE(byok, nullptr);
+  EXPECT_TRUE(byok->versions.at(1).imported);
+  EXPECT_EQ(std::vector<uint8_t>(byok->versions.at(1).material->span().begin(),
+                                 byok->versions.at(1).material->span().end()),
+            material);
+  v1::Tenant tenant = snap->FindTenant("acme")->ToProto();
+  EXPECT_THAT(tenant.keys(), SizeIs(2));
+  ASSERT_THAT(tenant.tokens(), SizeIs(1));
+  EXPECT_EQ(tenant.tokens(0).description(), "billing");
+}
+
+TEST_F(KeystoreTest, WrongKekIsAClearErrorAndLeavesTheFile) {
+  OpenOrDie()->CreateTenant("acme").IgnoreError();
+  const std::string before = ReadAll(path_);
+  KeystoreOptions options = Options();
+  options.kek = RandomKek();
+  auto ks = Keystore::Open(std::move(options));
+  EXPECT_TRUE(absl::IsFailedPrecondition(ks.status()));
+  EXPECT_EQ(ks.status().message(),
+            absl::StrCat("keystore ", path_, " was written with a different KEK"));
+  EXPECT_EQ(ReadAll(path_), before);
+}
+
+TEST_F(KeystoreTest, DamagedFilesAreRefusedAndLeftAlone) {
+  OpenOrDie()->CreateTenant("acme").IgnoreError();
+  const std::string good = ReadAll(path_);
+  std::string flipped = good;
+  flipped[flipped.size() / 2 + 32] ^= 1;
+  std::string bad_magic = good;
+  bad_magic[0] = 'X';
+  for (const std::string& bad : {flipped, bad_magic, good.substr(0, good.size() - 1),
+                                 good.substr(0, 40), std::string()}) {
+    WriteAll(path_, bad);
+    auto ks = Keystore::Open(Options(/*create=*/true));
+    EXPECT_TRUE(absl::IsDataLoss(ks.status())) << ks.status();
+    EXPECT_EQ(ks.status().message(), absl::StrCat("keystore ", path_, " is damaged"));
+    EXPECT_EQ(ReadAll(path_), bad);
+  }
+}
+
+TEST_F(KeystoreTest, Tenants) {
+  auto ks = OpenOrDie();
+  for (const char* name : {"a", "acme", "a-b_9", "z0123456789"}) {
+    EXPECT_TRUE(ks->CreateTenant(name).ok()) << name;
+  }
+  for (const std::string& name :
+       {std::string(), std::string("9a"), std::string("Acme"), std::string("a b"),
+        std::string("a.b"), std::string("_a"), std::string(65, 'a')}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(ks->CreateTenant(name).status())) << name;
+  }
+  EXPECT_TRUE(ks->CreateTenant(std::string(64, 'a')).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(ks->CreateTenant("acme").status()));
+  EXPECT_THAT(*ks->ListTenants(), SizeIs(5));
+
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::ALGORITHM_UNSPECIFIED).ok());
+  auto token = ks->IssueToken("acme", "");
+  ASSERT_TRUE(token.ok());
+  EXPECT_TRUE(ks->DeleteTenant("acme").ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->DeleteTenant("acme")));
+  EXPECT_EQ(ks->snapshot()->FindTenant("acme"), nullptr);
+  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(token->token()).status()));
+  EXPECT_THAT(*ks->ListTenants(), SizeIs(4));
+  // A tenant of the same name starts empty.
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "k").status()));
+}
+
+TEST_F(KeystoreTest, TokensAuthenticateUntilRevoked) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateTenant("other").ok());
+  auto first = ks->IssueToken("acme", "billing");
+  auto second = ks->IssueToken("acme", "reports");
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_THAT(first->token(), ::testing::StartsWith("sbx_"));
+  EXPECT_THAT(first->token(), SizeIs(4 + 43));
+  EXPECT_THAT(first->info().id(), ::testing::MatchesRegex("[0-9a-f]{16}"));
+  EXPECT_NE(first->token(), second->token());
+
+  auto snap = ks->snapshot();
+  EXPECT_EQ(*snap->TenantForToken(first->token()), "acme");
+  EXPECT_EQ(*snap->TenantForToken(second->token()), "acme");
+  EXPECT_TRUE(absl::IsNotFound(snap->TenantForToken("sbx_nope").status()));
+  EXPECT_TRUE(absl::IsNotFound(snap->TenantForToken("").status()));
+
+  ASSERT_TRUE(ks->RevokeToken("acme", first->info().id()).ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(first->token()).status()));
+  EXPECT_EQ(*ks->snapshot()->TenantForToken(second->token()), "acme");
+  // The old snapshot is immutable: a reader that holds it keeps its view.
+  EXPECT_TRUE(snap->TenantForToken(first->token()).ok());
+
+  absl::Status again = ks->RevokeToken("acme", first->info().id());
+  EXPECT_TRUE(absl::IsNotFound(again));
+  // Someone pastes the token itself as the id: it must not show up in the error.
+  absl::Status pasted = ks->RevokeToken("other", second->token());
+  EXPECT_TRUE(absl::IsNotFound(pasted));
+  EXPECT_THAT(pasted.message(), Not(HasSubstr(second->token())));
+  EXPECT_TRUE(absl::IsNotFound(ks->IssueToken("nobody", "").status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->IssueToken("acme", std::string(257, 'x')).status()));
+}
+
+TEST_F(KeystoreTest, CreateKey) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  auto key = ks->CreateKey("acme", "Orders.v2_x-y", v1::ALGORITHM_UNSPECIFIED);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->tenant(), "acme");
+  EXPECT_EQ(key->algorithm(), v1::AES_256_GCM);
+  EXPECT_EQ(key->primary_version(), 1u);
+  EXPECT_EQ(key->min_decryption_version(), 1u);
+  ASSERT_THAT(key->versions(), SizeIs(1));
+  EXPECT_EQ(key->versions(0).state(), v1::ENABLED);
+  EXPECT_FALSE(key->versions(0).imported());
+
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "Orders.v2_x-y");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->versions.at(1).material->size(), 32u);
+  ASSERT_NE(entry->sealing_subkey, nullptr);
+  EXPECT_EQ(entry->sealing_subkey->version(), 1u);
+
+  EXPECT_EQ(ks->CreateKey("acme", "small", v1::AES_128_GCM)->algorithm(),
+            v1::AES_128_GCM);
+  EXPECT_EQ(ks->snapshot()->FindKey("acme", "small")->versions.at(1).material->size(),
+            16u);
+  EXPECT_TRUE(
+      absl::IsAlreadyExists(ks->CreateKey("acme", "small", v1::AES_128_GCM).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->CreateKey("nobody", "k", v1::AES_128_GCM).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ks->CreateKey("acme", "k", static_cast<v1::Algorithm>(7)).status()));
+  for (const std::string& name :
+       {std::string(), std::string("a/b"), std::string("a b"), std::string(65, 'k')}) {
+    EXPECT_TRUE(
+        absl::IsInvalidArgument(ks->CreateKey("acme", name, v1::AES_128_GCM).status()))
+        << name;
+  }
+  EXPECT_TRUE(ks->CreateKey("acme", std::string(64, 'k'), v1::AES_128_GCM).ok());
+
+  auto keys = ks->ListKeys("acme");
+  ASSERT_TRUE(keys.ok());
+  EXPECT_THAT(*keys, SizeIs(3));
+  EXPECT_TRUE(absl::IsNotFound(ks->ListKeys("nobody").status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "missing").status()));
+  EXPECT_EQ(ks->GetKey("acme", "small")->name(), "small");
+}
+
+TEST_F(KeystoreTest, RotationKeepsOldVersions) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  auto key = ks->RotateKey("acme", "k");
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->primary_version(), 3u);
+  EXPECT_THAT(key->versions(), SizeIs(3));
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
+  EXPECT_EQ(entry->sealing_subkey->version(), 3u);
+  for (uint32_t v : {1u, 2u, 3u}) EXPECT_TRUE(entry->VersionForOpen(v).ok()) << v;
+  EXPECT_TRUE(absl::IsNotFound(entry->VersionForOpen(4).status()));
+  EXPECT_FALSE(std::equal(entry->versions.at(1).material->span().begin(),
+                          entry->versions.at(1).material->span().end(),
+                          entry->versions.at(2).material->span().begin()));
+  EXPECT_TRUE(absl::IsNotFound(ks->RotateKey("acme", "nope").status()));
+}
+
+TEST_F(KeystoreTest, ImportKey) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  std::vector<uint8_t> aes128(16, 0xab), aes256(32, 0xcd);
+  auto key = ks->ImportKey("acme", "byok", aes128);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->algorithm(), v1::AES_128_GCM);
+  EXPECT_TRUE(key->versions(0).imported());
+
+  absl::Status mismatch = ks->ImportKey("acme", "byok", aes256).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(mismatch));
+  const std::string hex = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(aes256.data()), aes256.size()));
+  EXPECT_THAT(mismatch.message(), Not(HasSubstr(hex.substr(0, 8))));
+  EXPECT_THAT(mismatch.message(), Not(HasSubstr("\xcd\xcd")));
+
+  key = ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0x01));
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->primary_version(), 2u);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->ImportKey("acme", "x", {}).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->ImportKey("nobody", "x", aes256).status()));
+  // An existing key made by CreateKey takes imported material as its new primary.
+  ASSERT_TRUE(ks->CreateKey("acme", "made", v1::AES_256_GCM).ok());
+  key = ks->ImportKey("acme", "made", aes256);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->primary_version(), 2u);
+  EXPECT_FALSE(key->versions(0).imported());
+  EXPECT_TRUE(key->versions(1).imported());
+}
+
+TEST_F(KeystoreTest, VersionStatesAndDestruction) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  absl::Status s = ks->SetVersionState("acme", "k", 1, v1::DISABLED).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_THAT(s.message(), HasSubstr("rotate first"));
+  s = ks->DestroyVersion("acme", "k", 1).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_THAT(s.message(), HasSubstr("rotate first"));
+
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  auto key = ks->SetVersionState("acme", "k", 1, v1::DISABLED);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->versions(0).state(), v1::DISABLED);
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).status()));
+  ASSERT_TRUE(ks->SetVersionState("acme", "k", 1, v1::ENABLED).ok());
+  EXPECT_TRUE(ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).ok());
+  EXPECT_TRUE(ks->SetVersionState("acme", "k", 2, v1::ENABLED).ok());  // no-op
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ks->SetVersionState("acme", "k", 1, v1::DESTROYED).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(ks->SetVersionState("acme", "k", 9, v1::ENABLED).status()));
+
+  key = ks->DestroyVersion("acme", "k", 1);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
+  EXPECT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());  // again: fine
+  EXPECT_TRUE(absl::IsNotFound(ks->DestroyVersion("acme", "k", 9).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()));
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
+  EXPECT_EQ(entry->versions.at(1).material, nullptr);
+  EXPECT_TRUE(absl::IsFailedPrecondition(entry->VersionForOpen(1).status()));
+
+  // Destroyed stays destroyed on disk.
+  auto reopened = OpenOrDie(/*create=*/false);
+  entry = reopened->snapshot()->FindKey("acme", "k");
+  EXPECT_EQ(entry->versions.at(1).state, v1::DESTROYED);
+  EXPECT_EQ(entry->versions.at(1).material, nullptr);
+  EXPECT_NE(entry->versions.at(2).material, nullptr);
+}
+
+TEST_F(KeystoreTest, MinDecryptionVersion) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  auto key = ks->SetMinDecryptionVersion("acme", "k", 2);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->min_decryption_version(), 2u);
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
+  EXPECT_TRUE(absl::IsFailedPrecondition(entry->VersionForOpen(1).status()));
+  EXPECT_TRUE(entry->VersionForOpen(2).ok());
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(ks->SetMinDecryptionVersion("acme", "k", 4).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->SetMinDecryptionVersion("acme", "k", 0).status()));
+  EXPECT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 3).ok());
+  EXPECT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 1).ok());  // lowering is allowed
+}
+
+TEST_F(KeystoreTest, GenerationCountsCommittedChangesOnly) {
+  auto ks = OpenOrDie();
+  EXPECT_EQ(ks->snapshot()->generation(), 1u);
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  EXPECT_EQ(ks->snapshot()->generation(), 2u);
+  EXPECT_FALSE(ks->CreateTenant("acme").ok());
+  EXPECT_FALSE(ks->CreateTenant("Bad").ok());
+  EXPECT_EQ(ks->snapshot()->generation(), 2u);
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  EXPECT_EQ(ks->snapshot()->generation(), 3u);
+}
+
+TEST_F(KeystoreTest, AnotherInstanceSeesChangesAfterReload) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie(/*create=*/false);
+  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  EXPECT_EQ(b->snapshot()->FindTenant("acme"), nullptr);
+  ASSERT_TRUE(b->ReloadIfChanged().ok());
+  EXPECT_NE(b->snapshot()->FindTenant("acme"), nullptr);
+  auto unchanged = b->snapshot();
+  ASSERT_TRUE(b->ReloadIfChanged().ok());
+  EXPECT_EQ(b->snapshot(), unchanged);  // nothing changed: same snapshot
+
+  // A change through b starts from the file, not from b's (current) memory ...
+  ASSERT_TRUE(a->CreateTenant("beta").ok());
+  ASSERT_TRUE(b->CreateTenant("gamma").ok());
+  EXPECT_NE(b->snapshot()->FindTenant("beta"), nullptr);
+  // ... and a sees it after a reload.
+  ASSERT_TRUE(a->ReloadIfChanged().ok());
+  EXPECT_NE(a->snapshot()->FindTenant("gamma"), nullptr);
+  EXPECT_EQ(a->snapshot()->generation(), b->snapshot()->generation());
+}
+
+TEST_F(KeystoreTest, FailedReloadKeepsTheOldSnapshot) {
+  auto a = OpenOrDie();
+  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  auto before = a->snapshot();
+  std::string damaged = ReadAll(path_);
+  damaged.back() ^= 1;
+  WriteAll(path_ + ".new", damaged);
+  ASSERT_EQ(rename((path_ + ".new").c_str(), path_.c_str()), 0);
+  absl::Status s = a->ReloadIfChanged();
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_EQ(a->snapshot(), before);
+  // And admin changes refuse to overwrite a damaged file.
+  EXPECT_TRUE(absl::IsDataLoss(a->CreateTenant("beta").status()));
+  EXPECT_EQ(ReadAll(path_), damaged);
+}
+
+TEST_F(KeystoreTest, SealingSubkeysAreReusedOnlyWhileTheKeyIsUnchanged) {
+  auto a = OpenOrDie();
+  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "two", v1::AES_256_GCM).ok());
+  auto one = a->snapshot()->FindKey("acme", "one")->sealing_subkey;
+  auto two = a->snapshot()->FindKey("acme", "two")->sealing_subkey;
+  ASSERT_TRUE(a->RotateKey("acme", "two").ok());
+  EXPECT_EQ(a->snapshot()->FindKey("acme", "one")->sealing_subkey, one);
+  EXPECT_NE(a->snapshot()->FindKey("acme", "two")->sealing_subkey, two);
+
+  // The tenant is deleted and made again elsewhere: same names, same version 1,
+  // other material. b must not keep sealing under the old material.
+  auto b = OpenOrDie(/*create=*/false);
+  auto b_one = b->snapshot()->FindKey("acme", "one")->sealing_subkey;
+  ASSERT_TRUE(a->DeleteTenant("acme").ok());
+  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(b->ReloadIfChanged().ok());
+  const KeyEntry* b_key = b->snapshot()->FindKey("acme", "one");
+  EXPECT_NE(b_key->sealing_subkey, b_one);
+  const std::vector<uint8_t> plaintext = {1, 2, 3};
+  auto sealed = b_key->sealing_subkey->Seal(plaintext, {});
+  ASSERT_TRUE(sealed.ok());
+  const KeyEntry* a_key = a->snapshot()->FindKey("acme", "one");
+  auto opener =
+      crypto::EpochSubkey::Derive(a_key->versions.at(1).material->span(),
+                                  {"acme", "one", 1}, b_key->sealing_subkey->epoch_id());
+  ASSERT_TRUE(opener.ok());
+  auto opened = (*opener)->Open(*sealed, {});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ(*opened, plaintext);
+}
+
+TEST_F(KeystoreTest, ConcurrentChangesFromTwoInstancesAreAllKept) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie(/*create=*/false);
+  auto create = [](Keystore* ks, const char* prefix) {
+    for (int i = 0; i < 20; ++i) {
+      absl::Status s = ks->CreateTenant(absl::StrCat(prefix, i)).status();
+      EXPECT_TRUE(s.ok()) << s;
+    }
+  };
+  std::thread ta(create, a.get(), "a"), tb(create, b.get(), "b");
+  // A third writer shares instance a, and a reader polls meanwhile.
+  std::thread tc(create, a.get(), "c");
+  std::thread reader([&] {
+    for (int i = 0; i < 50; ++i) EXPECT_TRUE(b->ReloadIfChanged().ok());
+  });
+  ta.join();
+  tb.join();
+  tc.join();
+  reader.join();
+  ASSERT_TRUE(a->ReloadIfChanged().ok());
+  ASSERT_TRUE(b->ReloadIfChanged().ok());
+  EXPECT_THAT(a->snapshot()->tenants(), SizeIs(60));
+  EXPECT_THAT(b->snapshot()->tenants(), SizeIs(60));
+  EXPECT_EQ(a->snapshot()->generation(), 61u);
+  EXPECT_EQ(b->snapshot()->generation(), 61u);
+}
+
+TEST_F(KeystoreTest, FailedWriteLeavesOldFileAndSnapshot) {
+  auto fail = std::make_shared<std::atomic<bool>>(false);
+  KeystoreOptions options = Options();
+  options.fail_before_rename_for_testing = [fail] { return fail->load(); };
+  auto opened = Keystore::Open(std::move(options));
+  ASSERT_TRUE(opened.ok());
+  auto& ks = *opened;
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  const std::string before = ReadAll(path_);
+  auto snapshot = ks->snapshot();
+
+  fail->store(true);
+  EXPECT_FALSE(ks->CreateTenant("beta").ok());
+  EXPECT_FALSE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  EXPECT_EQ(ReadAll(path_), before);
+  EXPECT_EQ(ks->snapshot(), snapshot);
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    files.push_back(entry.path().filename());
+  }
+  EXPECT_THAT(files, ::testing::UnorderedElementsAre("keystore.sbx", "keystore.lock"));
+
+  fail->store(false);
+  ASSERT_TRUE(ks->CreateTenant("beta").ok());
+  EXPECT_EQ(ks->snapshot()->generation(), snapshot->generation() + 1);
+  auto reopened = OpenOrDie(/*create=*/false);
+  EXPECT_THAT(reopened->snapshot()->tenants(), SizeIs(2));
+}
+
+}  // namespace
+}  // namespace sealbox::server

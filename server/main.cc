@@ -1,0 +1,210 @@
+// sealbox-server: flags in, SealboxServer out. Everything else lives in server.cc.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "server/dev_mode.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "host:port for gRPC. Non-loopback addresses need TLS (or "
+          "--allow-insecure-listen).");
+ABSL_FLAG(std::string, data_dir, "", "Directory holding keystore.sbx (required).");
+ABSL_FLAG(std::string, kek_file, "",
+          "File with the 32-byte key-encryption key (raw, or 64 hex digits), e.g. a "
+          "mounted Kubernetes Secret. Alternatively the environment variable "
+          "SEALBOX_KEK (64 hex digits).");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "File with the admin token (or environment variable SEALBOX_ADMIN_TOKEN). "
+          "Without one, the admin plane refuses every call.");
+ABSL_FLAG(bool, init, false,
+          "Create an empty keystore in --data-dir if there is none (first start).");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain (enables TLS).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
+ABSL_FLAG(std::string, client_ca, "",
+          "PEM CA bundle: require and verify client certificates (mTLS).");
+ABSL_FLAG(std::vector<std::string>, cert_tenant, {},
+          "Comma-separated COMMON_NAME=TENANT pairs: a client certificate with that "
+          "subject CN acts as that tenant.");
+ABSL_FLAG(bool, allow_insecure_listen, false,
+          "Allow plaintext gRPC on a non-loopback address (TLS terminated by a proxy).");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9090); off "
+          "when empty.");
+ABSL_FLAG(int64_t, max_unary_bytes, 1 << 20,
+          "Largest plaintext for unary Seal (default 1 MiB; at most 4 MiB - 1 KiB). "
+          "Larger data goes through SealStream.");
+ABSL_FLAG(int, max_streams, 256, "Streaming calls served at once.");
+ABSL_FLAG(int, drain_seconds, 20,
+          "On SIGTERM, how long in-flight calls may take to finish before they are "
+          "cancelled.");
+ABSL_FLAG(bool, dev, false,
+          "Development mode: data, KEK and tokens generated under ./.sealbox-dev, a "
+          "tenant 'demo' with key 'default', loopback only. Never for production.");
+
+namespace sealbox::server {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// Raw 32 bytes, or 64 hex digits with optional surrounding whitespace.
+absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
+  std::string stripped(absl::StripAsciiWhitespace(text));
+  std::string raw;
+  if (stripped.size() == 64 &&
+      std::all_of(stripped.begin(), stripped.end(), absl::ascii_isxdigit)) {
+    raw = absl::HexStringToBytes(stripped);
+  } else {
+    raw = text;
+  }
+  crypto::SecretBytes kek(absl::Span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
+  std::fill(raw.begin(), raw.end(), '\0');
+  std::fill(stripped.begin(), stripped.end(), '\0');
+  std::fill(text.begin(), text.end(), '\0');
+  if (kek.size() != 32) {
+    return absl::InvalidArgumentError(
+        "the KEK must be 32 bytes, raw or as 64 hex digits");
+  }
+  return kek;
+}
+
+absl::StatusOr<ServerConfig> ConfigFromFlags() {
+  ServerConfig config;
+  config.limits.max_unary_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_unary_bytes));
+  config.limits.max_concurrent_streams = absl::GetFlag(FLAGS_max_streams);
+  config.drain_timeout = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (absl::GetFlag(FLAGS_dev)) {
+    if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
+    return config;
+  }
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.create_keystore = absl::GetFlag(FLAGS_init);
+  config.allow_insecure_listen = absl::GetFlag(FLAGS_allow_insecure_listen);
+
+  const std::string kek_file = absl::GetFlag(FLAGS_kek_file);
+  if (!kek_file.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(kek_file, "kek_file");
+    if (!text.ok()) return text.status();
+    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
+    if (!kek.ok()) return kek.status();
+    config.kek = *std::move(kek);
+  } else if (const char* env = std::getenv("SEALBOX_KEK")) {
+    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(env);
+    if (!kek.ok()) return kek.status();
+    config.kek = *std::move(kek);
+  } else {
+    return absl::InvalidArgumentError(
+        "no KEK: give --kek-file or set SEALBOX_KEK (or use --dev to try sealbox)");
+  }
+
+  const std::string admin_file = absl::GetFlag(FLAGS_admin_token_file);
+  if (!admin_file.empty()) {
+    absl::StatusOr<std::string> token = ReadFile(admin_file, "admin_token_file");
+    if (!token.ok()) return token.status();
+    config.admin_token = std::string(absl::StripAsciiWhitespace(*token));
+  } else if (const char* env = std::getenv("SEALBOX_ADMIN_TOKEN")) {
+    config.admin_token = env;
+  }
+
+  for (const std::string& file : {absl::GetFlag(FLAGS_tls_cert)}) {
+    if (file.empty()) continue;
+    absl::StatusOr<std::string> pem = ReadFile(file, "tls_cert");
+    if (!pem.ok()) return pem.status();
+    config.tls_cert_pem = *pem;
+  }
+  if (std::string file = absl::GetFlag(FLAGS_tls_key); !file.empty()) {
+    absl::StatusOr<std::string> pem = ReadFile(file, "tls_key");
+    if (!pem.ok()) return pem.status();
+    config.tls_key_pem = *pem;
+  }
+  if (std::string file = absl::GetFlag(FLAGS_client_ca); !file.empty()) {
+    absl::StatusOr<std::string> pem = ReadFile(file, "client_ca");
+    if (!pem.ok()) return pem.status();
+    config.client_ca_pem = *pem;
+  }
+  for (const std::string& pair : absl::GetFlag(FLAGS_cert_tenant)) {
+    std::vector<std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--cert_tenant: expected COMMON_NAME=TENANT, got \"", pair, "\""));
+    }
+    config.cert_tenants[parts[0]] = parts[1];
+  }
+  return config;
+}
+
+int Run() {
+  // SIGTERM and SIGINT are taken synchronously by this thread (sigwait below), so
+  // block them before any other thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+  if (!config.ok()) {
+    std::fprintf(stderr, "sealbox-server: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  const bool dev = absl::GetFlag(FLAGS_dev);
+  ServerConfig dev_copy;
+  if (dev) {
+    dev_copy.admin_token = config->admin_token;
+  }
+  absl::StatusOr<std::unique_ptr<SealboxServer>> server =
+      SealboxServer::Start(*std::move(config));
+  if (!server.ok()) {
+    std::fprintf(stderr, "sealbox-server: %s\n", std::string(server.status().message()).c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "sealbox-server: serving on port %d\n", (*server)->port());
+  if (dev) {
+    if (absl::Status s = SetUpDemoTenant(dev_copy, (*server)->port()); !s.ok()) {
+      std::fprintf(stderr, "sealbox-server: dev setup: %s\n", std::string(s.message()).c_str());
+      (*server)->Shutdown();
+      return 1;
+    }
+  }
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::fprintf(stderr, "sealbox-server: %s received, draining in-flight calls\n",
+               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->Shutdown();
+  (*server)->Wait();
+  std::fprintf(stderr, "sealbox-server: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace sealbox::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sealbox-server: AES-GCM encryption service over gRPC.\n"
+      "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
+      "  try it:       sealbox-server --dev");
+  absl::ParseCommandLine(argc, argv);
+  return sealbox::server::Run();
+}

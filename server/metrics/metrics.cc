@@ -1,0 +1,99 @@
+#include "server/metrics/metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace sealbox::server {
+
+void Histogram::Observe(double seconds) {
+  size_t i = 0;
+  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_nanos_.fetch_add(static_cast<uint64_t>(seconds * 1e9), std::memory_order_relaxed);
+}
+
+void Histogram::Render(absl::string_view name, absl::string_view labels,
+                       std::string& out) const {
+  uint64_t cumulative = 0;
+  const std::string sep = labels.empty() ? "" : ",";
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    absl::StrAppendFormat(&out, "%s_bucket{%s%sle=\"%g\"} %u\n", name, labels, sep,
+                          kBounds[i], cumulative);
+  }
+  cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
+  absl::StrAppendFormat(&out, "%s_bucket{%s%sle=\"+Inf\"} %u\n", name, labels, sep,
+                        cumulative);
+  absl::StrAppendFormat(&out, "%s_sum{%s} %.9f\n", name, labels,
+                        sum_nanos_.load(std::memory_order_relaxed) / 1e9);
+  absl::StrAppendFormat(&out, "%s_count{%s} %u\n", name, labels,
+                        count_.load(std::memory_order_relaxed));
+}
+
+Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
+  absl::MutexLock lock(&mutex_);
+  auto it = methods_.find(method);
+  if (it == methods_.end()) {
+    it = methods_.emplace(std::string(method), std::make_unique<PerMethod>()).first;
+  }
+  return *it->second;
+}
+
+void Metrics::RecordRpc(absl::string_view method, absl::string_view code,
+                        absl::Duration took) {
+  PerMethod& per_method = ForMethod(method);
+  per_method.latency.Observe(absl::ToDoubleSeconds(took));
+  absl::MutexLock lock(&per_method.mutex);
+  ++per_method.by_code[std::string(code)];
+}
+
+void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status,
+                            absl::Time started) {
+  if (absl::IsUnauthenticated(status)) CountAuthFailure();
+  if (absl::IsInvalidArgument(status) && status.message() == "decryption failed") {
+    CountDecryptionFailure();
+  }
+  RecordRpc(method, absl::StatusCodeToString(status.code()), absl::Now() - started);
+}
+
+std::string Metrics::Render() const {
+  std::string out;
+  out += "# HELP sealbox_rpcs_total Finished RPCs by method and status code.\n";
+  out += "# TYPE sealbox_rpcs_total counter\n";
+  absl::MutexLock lock(&mutex_);
+  for (const auto& [method, per_method] : methods_) {
+    absl::MutexLock method_lock(&per_method->mutex);
+    for (const auto& [code, count] : per_method->by_code) {
+      absl::StrAppendFormat(&out, "sealbox_rpcs_total{method=\"%s\",code=\"%s\"} %u\n",
+                            method, code, count);
+    }
+  }
+  out += "# HELP sealbox_rpc_duration_seconds RPC latency by method.\n";
+  out += "# TYPE sealbox_rpc_duration_seconds histogram\n";
+  for (const auto& [method, per_method] : methods_) {
+    per_method->latency.Render("sealbox_rpc_duration_seconds",
+                               absl::StrCat("method=\"", method, "\""), out);
+  }
+  auto counter = [&out](const char* name, const char* help, uint64_t value) {
+    absl::StrAppendFormat(&out, "# HELP %s %s\n# TYPE %s counter\n%s %u\n", name, help,
+                          name, name, value);
+  };
+  counter("sealbox_plaintext_bytes_sealed_total", "Plaintext bytes sealed.",
+          bytes_sealed_.load());
+  counter("sealbox_plaintext_bytes_opened_total", "Plaintext bytes opened.",
+          bytes_opened_.load());
+  counter("sealbox_auth_failures_total",
+          "Calls refused for missing, invalid or revoked credentials.",
+          auth_failures_.load());
+  counter("sealbox_decryption_failures_total",
+          "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).",
+          decryption_failures_.load());
+  absl::StrAppendFormat(&out,
+                        "# HELP sealbox_active_streams Streaming calls in progress.\n"
+                        "# TYPE sealbox_active_streams gauge\nsealbox_active_streams %d\n",
+                        active_streams_.load());
+  return out;
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,77 @@
+// Prometheus metrics: a fixed set of counters and histograms, updated lock-free on
+// the hot path, rendered in the text exposition format on request.
+#ifndef SEALBOX_SERVER_METRICS_METRICS_H_
+#define SEALBOX_SERVER_METRICS_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace sealbox::server {
+
+// Latency histogram with fixed buckets (seconds), lock-free to observe.
+class Histogram {
+ public:
+  static constexpr std::array<double, 12> kBounds = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+      0.01,   0.025,   0.05,   0.1,   0.5,    2.5};
+
+  void Observe(double seconds);
+  // Appends the _bucket, _sum and _count lines for `name{labels}`.
+  void Render(absl::string_view name, absl::string_view labels, std::string& out) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> sum_nanos_{0};
+};
+
+class Metrics {
+ public:
+  // One finished RPC: its method ("Seal"), status code name ("OK") and duration.
+  void RecordRpc(absl::string_view method, absl::string_view code, absl::Duration took);
+
+  // The same from the call's final status, also counting authentication and
+  // decryption failures.
+  void RecordOutcome(absl::string_view method, const absl::Status& status,
+                     absl::Time started);
+
+  void AddBytesSealed(uint64_t n) { bytes_sealed_.fetch_add(n, std::memory_order_relaxed); }
+  void AddBytesOpened(uint64_t n) { bytes_opened_.fetch_add(n, std::memory_order_relaxed); }
+  void CountAuthFailure() { auth_failures_.fetch_add(1, std::memory_order_relaxed); }
+  void CountDecryptionFailure() {
+    decryption_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void SetActiveStreams(int n) { active_streams_.store(n, std::memory_order_relaxed); }
+
+  // The Prometheus text format (version 0.0.4).
+  std::string Render() const;
+
+ private:
+  struct PerMethod {
+    Histogram latency;
+    absl::Mutex mutex;
+    std::map<std::string, uint64_t> by_code;
+  };
+  PerMethod& ForMethod(absl::string_view method);
+
+  mutable absl::Mutex mutex_;
+  std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_;
+  std::atomic<uint64_t> bytes_sealed_{0};
+  std::atomic<uint64_t> bytes_opened_{0};
+  std::atomic<uint64_t> auth_failures_{0};
+  std::atomic<uint64_t> decryption_failures_{0};
+  std::atomic<int> active_streams_{0};
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_METRICS_METRICS_H_

@@ -1,0 +1,108 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace sealbox::server {
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& config) {
+  if (!config.tls()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      config.client_ca_pem.empty()
+          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = config.client_ca_pem;
+  options.pem_key_cert_pairs.push_back({config.tls_key_pem, config.tls_cert_pem});
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
+    ServerConfig config) {
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  std::unique_ptr<SealboxServer> server(new SealboxServer);
+
+  KeystoreOptions keystore_options;
+  keystore_options.data_dir = config.data_dir;
+  keystore_options.kek = config.kek.Clone();
+  keystore_options.create_if_missing = config.create_keystore;
+  absl::StatusOr<std::unique_ptr<Keystore>> keystore =
+      Keystore::Open(std::move(keystore_options));
+  if (!keystore.ok()) return keystore.status();
+  server->keystore_ = *std::move(keystore);
+
+  server->authenticator_ =
+      std::make_unique<Authenticator>(config.admin_token, config.cert_tenants);
+  server->crypto_service_ = std::make_unique<CryptoService>(
+      server->keystore_.get(), server->authenticator_.get(), config.limits,
+      &server->metrics_);
+  server->admin_service_ = std::make_unique<AdminService>(
+      server->keystore_.get(), server->authenticator_.get(), &server->metrics_);
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<HttpExporter>> exporter =
+        HttpExporter::Start(config.metrics_listen, &server->metrics_);
+    if (!exporter.ok()) return exporter.status();
+    server->exporter_ = *std::move(exporter);
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, Credentials(config), &server->port_);
+  builder.RegisterService(server->crypto_service_.get());
+  builder.RegisterService(server->admin_service_.get());
+  // Unary requests are capped by --max-unary-bytes in the service; this is the
+  // transport's cap on any one message, streams' chunks included.
+  builder.SetMaxReceiveMessageSize(4 << 20);
+  builder.SetMaxSendMessageSize(4 << 20);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config.listen,
+                     " (address in use, or not a valid host:port?)"));
+  }
+  server->config_ = std::move(config);
+  server->watcher_ = std::thread([s = server.get()] { s->WatchKeystore(); });
+  return server;
+}
+
+void SealboxServer::WatchKeystore() {
+  // Replicas sharing the keystore file pick up each other's admin changes here.
+  while (!stopping_.WaitForNotificationWithTimeout(config_.reload_interval)) {
+    if (absl::Status s = keystore_->ReloadIfChanged(); !s.ok()) {
+      std::fprintf(stderr, "sealbox: keystore reload failed, serving the last good "
+                           "one: %s\n", std::string(s.message()).c_str());
+    }
+  }
+}
+
+void SealboxServer::Shutdown() {
+  if (server_ == nullptr || stopping_.HasBeenNotified()) return;
+  stopping_.Notify();
+  const auto deadline =
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));
+  server_->Shutdown(deadline);
+}
+
+void SealboxServer::Wait() {
+  if (server_ == nullptr) return;
+  server_->Wait();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+SealboxServer::~SealboxServer() {
+  Shutdown();
+  Wait();
+}
+
+}  // namespace sealbox::server

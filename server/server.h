@@ -1,0 +1,62 @@
+// The sealbox gRPC server: the data and admin planes, health checking, reflection,
+// TLS, keystore reload, and a graceful drain on shutdown.
+#ifndef SEALBOX_SERVER_SERVER_H_
+#define SEALBOX_SERVER_SERVER_H_
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/server.h"
+#include "server/admin_service.h"
+#include "server/auth.h"
+#include "server/crypto_service.h"
+#include "server/keystore/keystore.h"
+#include "server/metrics/http_exporter.h"
+#include "server/metrics/metrics.h"
+#include "server/server_config.h"
+
+namespace sealbox::server {
+
+class SealboxServer {
+ public:
+  // Loads the keystore and starts listening. Errors name what is wrong (bad flag,
+  // wrong KEK, damaged keystore, port in use).
+  static absl::StatusOr<std::unique_ptr<SealboxServer>> Start(ServerConfig config);
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  // The metrics port, 0 without --metrics-listen.
+  int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
+
+  // Stops accepting calls, lets in-flight ones finish for up to the drain timeout,
+  // then cancels the rest. Safe to call once, from any thread.
+  void Shutdown();
+
+  // Blocks until Shutdown() has completed.
+  void Wait();
+
+  ~SealboxServer();
+
+ private:
+  SealboxServer() = default;
+  void WatchKeystore();
+
+  ServerConfig config_;
+  std::unique_ptr<Keystore> keystore_;
+  Metrics metrics_;
+  std::unique_ptr<HttpExporter> exporter_;
+  std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<CryptoService> crypto_service_;
+  std::unique_ptr<AdminService> admin_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  absl::Notification stopping_;
+  std::thread watcher_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_SERVER_H_

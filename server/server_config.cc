@@ -1,0 +1,42 @@
+#include "server/server_config.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace sealbox::server {
+
+bool IsLoopbackAddress(const std::string& host_port) {
+  return absl::StartsWith(host_port, "127.") ||
+         absl::StartsWith(host_port, "localhost:") ||
+         absl::StartsWith(host_port, "[::1]:");
+}
+
+absl::Status ServerConfig::Validate() const {
+  if (data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  if (kek.size() != 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the KEK must be 32 bytes (raw, or 64 hex digits); got ", kek.size(), " bytes"));
+  }
+  if (tls_cert_pem.empty() != tls_key_pem.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (!client_ca_pem.empty() && !tls()) {
+    return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
+  }
+  if (!tls() && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve plaintext gRPC on non-loopback address ", listen,
+        ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "
+        "terminates TLS in front of sealbox"));
+  }
+  if (limits.max_unary_bytes == 0 || limits.max_unary_bytes > (4u << 20) - 1024) {
+    return absl::InvalidArgumentError(
+        "--max-unary-bytes must be between 1 and 4 MiB - 1 KiB (gRPC's message limit)");
+  }
+  if (limits.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError("--max-streams must be at least 1");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,43 @@
+#ifndef SEALBOX_SERVER_SERVER_CONFIG_H_
+#define SEALBOX_SERVER_SERVER_CONFIG_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "crypto/format/secret_bytes.h"
+#include "server/crypto_service.h"
+
+namespace sealbox::server {
+
+// Everything the server needs, resolved from flags (main.cc) or by dev mode.
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";
+  std::string data_dir;
+  crypto::SecretBytes kek;       // 32 bytes
+  std::string admin_token;       // empty: admin plane unusable
+  // TLS (PEM file contents). Client CA set: clients must present a certificate.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  std::string client_ca_pem;
+  std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
+  bool allow_insecure_listen = false;
+  std::string metrics_listen;  // host:port for Prometheus; empty: no exporter
+  bool create_keystore = false;
+  DataPlaneLimits limits;
+  absl::Duration drain_timeout = absl::Seconds(20);
+  absl::Duration reload_interval = absl::Seconds(1);
+
+  bool tls() const { return !tls_cert_pem.empty(); }
+
+  // Refuses unsafe or inconsistent settings with a message naming the flag.
+  absl::Status Validate() const;
+};
+
+// True for 127.0.0.0/8, [::1] and "localhost" listen addresses.
+bool IsLoopbackAddress(const std::string& host_port);
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_SERVER_CONFIG_H_
