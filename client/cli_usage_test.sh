@@ -127,6 +127,27 @@ printf '\002stream' >"$TMP/stream.sealed"
 expect 6 "open, streamed" -- --server "$DEAD" open --key k -i "$TMP/stream.sealed" -o "$TMP/opened"
 expect 6 "rewrap" -- --server "$DEAD" rewrap --key k -i "$TMP/unary.sealed" -o "$TMP/rewrapped"
 expect 6 "unreachable with a timeout" -- --server "$DEAD" --timeout 2 admin tenant list
+# A server that accepts connections but never answers: the deadline passes before
+# the channel connects, which is "cannot connect" (6), not a slow call (1).
+if command -v python3 >/dev/null; then
+  python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+held = []
+s.settimeout(0.2)
+end = time.time() + 60
+while time.time() < end:
+    try: held.append(s.accept()[0])
+    except socket.timeout: pass
+' >"$TMP/sink.port" &
+  SINK=$!
+  for _ in $(seq 100); do [[ -s "$TMP/sink.port" ]] && break; sleep 0.1; done
+  expect 6 "silent server" -- --server "127.0.0.1:$(cat "$TMP/sink.port")" --timeout 1 \
+    admin tenant list
+  err_has "could not connect to 127.0.0.1:"
+  kill "$SINK" 2>/dev/null
+fi
 # A failed command leaves neither the target nor its temporary file.
 [[ -e "$TMP/sealed" || -e "$TMP/opened" || -e "$TMP/rewrapped" ]] && fail "output left after failure"
 compgen -G "$TMP/.*.sealbox-*" >/dev/null && fail "temporary file left after failure"

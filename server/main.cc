@@ -1,6 +1,7 @@
 // sealbox-server: flags in, SealboxServer out. Everything else lives in server.cc.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -180,6 +181,9 @@ int Run() {
     return 1;
   }
   std::fprintf(stderr, "sealbox-server: serving on port %d\n", (*server)->port());
+  if ((*server)->metrics_port() != 0) {
+    std::fprintf(stderr, "sealbox-server: metrics on port %d\n", (*server)->metrics_port());
+  }
   if (dev) {
     if (absl::Status s = SetUpDemoTenant(dev_copy, (*server)->port()); !s.ok()) {
       std::fprintf(stderr, "sealbox-server: dev setup: %s\n", std::string(s.message()).c_str());
@@ -200,11 +204,32 @@ int Run() {
 }  // namespace
 }  // namespace sealbox::server
 
+// Abseil names flags with underscores; people (and the docs) write dashes. Both
+// spellings work: "--data-dir=x" becomes "--data_dir=x" before parsing.
+std::vector<char*> DashesToUnderscores(int argc, char** argv,
+                                       std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  std::vector<char*> result;
+  for (std::string& arg : storage) {
+    if (arg.rfind("--", 0) == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t i = 2; i < end; ++i) {
+        if (arg[i] == '-') arg[i] = '_';
+      }
+    }
+    result.push_back(arg.data());
+  }
+  return result;
+}
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sealbox-server: AES-GCM encryption service over gRPC.\n"
       "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
-      "  try it:       sealbox-server --dev");
-  absl::ParseCommandLine(argc, argv);
+      "  try it:       sealbox-server --dev\n"
+      "Flags may be written with dashes or underscores (--data-dir, --data_dir).");
+  std::vector<std::string> storage;
+  std::vector<char*> args = DashesToUnderscores(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   return sealbox::server::Run();
 }

@@ -23,8 +23,8 @@ using test::FromString;
 using test::Hex;
 using test::Sequence;
 
-// docs/FORMAT.md, through the link that gives it a Bazel label.
-constexpr char kFormatDoc[] = "tests/format/FORMAT.md";
+// docs/FORMAT.md, in the test's runfiles.
+constexpr char kFormatDoc[] = "docs/FORMAT.md";
 
 // Inputs shared by both examples.
 const Bytes kMaterial = Sequence(32, 0x00);
