@@ -51,6 +51,9 @@ ABSL_FLAG(int, max_streams, 256, "Streaming calls served at once.");
 ABSL_FLAG(int, drain_seconds, 20,
           "On SIGTERM, how long in-flight calls may take to finish before they are "
           "cancelled.");
+ABSL_FLAG(bool, bench_echo, false,
+          "For benchmarks only: also serve sealbox.bench.Echo, the gRPC baseline that "
+          "`tools/dev bench service` measures the data plane against.");
 ABSL_FLAG(bool, dev, false,
           "Development mode: data, KEK and tokens generated under ./.sealbox-dev, a "
           "tenant 'demo' with key 'default', loopback only. Never for production.");
@@ -94,6 +97,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.limits.max_concurrent_streams = absl::GetFlag(FLAGS_max_streams);
   config.drain_timeout = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.bench_echo = absl::GetFlag(FLAGS_bench_echo);
   if (absl::GetFlag(FLAGS_dev)) {
     if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
     return config;

@@ -9,6 +9,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/bench/echo_service.h"
 
 namespace sealbox::server {
 namespace {
@@ -60,6 +61,10 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   builder.AddListeningPort(config.listen, Credentials(config), &server->port_);
   builder.RegisterService(server->crypto_service_.get());
   builder.RegisterService(server->admin_service_.get());
+  if (config.bench_echo) {
+    server->bench_echo_service_ = std::make_unique<bench::EchoService>();
+    builder.RegisterService(server->bench_echo_service_.get());
+  }
   // Unary requests are capped by --max-unary-bytes in the service; this is the
   // transport's cap on any one message, streams' chunks included.
   builder.SetMaxReceiveMessageSize(4 << 20);

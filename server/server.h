@@ -51,6 +51,7 @@ class SealboxServer {
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<CryptoService> crypto_service_;
   std::unique_ptr<AdminService> admin_service_;
+  std::unique_ptr<grpc::Service> bench_echo_service_;  // --bench_echo only
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Notification stopping_;

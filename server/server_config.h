@@ -28,6 +28,9 @@ struct ServerConfig {
   DataPlaneLimits limits;
   absl::Duration drain_timeout = absl::Seconds(20);
   absl::Duration reload_interval = absl::Seconds(1);
+  // Also serve sealbox.bench.Echo, the transport baseline of `tools/dev bench
+  // service`. Benchmarks only.
+  bool bench_echo = false;
 
   bool tls() const { return !tls_cert_pem.empty(); }
 

@@ -1,0 +1,23 @@
+// sealbox.bench.Echo: answers every message with itself. Served only with
+// --bench_echo, as the baseline `tools/dev bench service` measures Crypto against.
+#ifndef SEALBOX_SERVER_BENCH_ECHO_SERVICE_H_
+#define SEALBOX_SERVER_BENCH_ECHO_SERVICE_H_
+
+#include "grpcpp/support/server_callback.h"
+#include "sealbox/bench/echo.grpc.pb.h"
+
+namespace sealbox::server::bench {
+
+class EchoService final : public sealbox::bench::Echo::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* Echo(grpc::CallbackServerContext* context,
+                                 const sealbox::bench::EchoMessage* request,
+                                 sealbox::bench::EchoMessage* response) override;
+
+  grpc::ServerBidiReactor<sealbox::bench::EchoMessage, sealbox::bench::EchoMessage>*
+  EchoStream(grpc::CallbackServerContext* context) override;
+};
+
+}  // namespace sealbox::server::bench
+
+#endif  // SEALBOX_SERVER_BENCH_ECHO_SERVICE_H_

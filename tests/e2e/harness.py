@@ -1,0 +1,100 @@
+"""Starts the real sealbox-server binary on a loopback port and drives it with the
+real `sealbox` CLI. Used by the end-to-end tests in this folder."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+SERVER = os.path.abspath("server/sealbox-server")
+CLI = os.path.abspath("client/sealbox")
+
+
+def read_status(pid, field):
+    """A /proc/PID/status field in KiB (VmRSS, VmHWM)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+class Server:
+    """One sealbox-server process with its own data directory, KEK and admin token."""
+
+    def __init__(self, data_dir=None, extra_args=(), kek=None):
+        self.home = tempfile.mkdtemp(prefix="sealbox-e2e-", dir=os.environ.get("TEST_TMPDIR"))
+        self.data_dir = data_dir or os.path.join(self.home, "data")
+        self.kek_file = os.path.join(self.home, "kek")
+        with open(self.kek_file, "wb") as f:
+            f.write(kek or os.urandom(32))
+        self.admin_token = "e2e-admin-" + os.urandom(8).hex()
+        self.admin_token_file = os.path.join(self.home, "admin-token")
+        with open(self.admin_token_file, "w") as f:
+            f.write(self.admin_token + "\n")
+        self.extra_args = list(extra_args)
+        self.process = None
+        self.port = None
+        self.metrics_port = None
+
+    def start(self, listen="127.0.0.1:0"):
+        self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
+        self.log = open(self.log_path, "w+")
+        self.process = subprocess.Popen(
+            [SERVER, "--listen", listen, "--data-dir", self.data_dir,
+             "--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
+             "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            text = self.output()
+            port = re.search(r"serving on port (\d+)", text)
+            metrics = re.search(r"metrics on port (\d+)", text)
+            if port and metrics:
+                self.port, self.metrics_port = int(port.group(1)), int(metrics.group(1))
+                return self
+            if self.process.poll() is not None:
+                self.log.close()
+                raise RuntimeError(f"server exited {self.process.returncode}: {text}")
+            time.sleep(0.05)
+        raise RuntimeError("server did not start: " + self.output())
+
+    @property
+    def address(self):
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(sig)
+            self.process.wait(timeout=timeout)
+        self.log.close()
+        return self.process.returncode
+
+    def output(self):
+        with open(self.log_path) as log:
+            return log.read()
+
+    def cli(self, *args, token=None, input=None, check=True, extra_env=None):
+        """Runs `sealbox --server ADDRESS ARGS`; returns the CompletedProcess."""
+        env = dict(os.environ)
+        env.pop("SEALBOX_TOKEN", None)
+        if token is not None:
+            env["SEALBOX_TOKEN"] = token
+        env.update(extra_env or {})
+        result = subprocess.run([CLI, "--server", self.address] + list(args),
+                                input=input, capture_output=True, env=env, timeout=300)
+        if check and result.returncode != 0:
+            raise AssertionError(f"sealbox {' '.join(args)} exited {result.returncode}: "
+                                 f"{result.stderr.decode(errors='replace')}")
+        return result
+
+    def admin(self, *args, check=True):
+        return self.cli("admin", *args, token=self.admin_token, check=check)
+
+    def new_tenant(self, name, key="default", extra_key_args=()):
+        """Creates a tenant with one key; returns a token for it."""
+        self.admin("tenant", "create", name)
+        self.admin("key", "create", name, key, *extra_key_args)
+        # `token issue` prints just the token on stdout (its id goes to stderr).
+        return self.admin("token", "issue", name).stdout.decode().strip()
