@@ -140,6 +140,7 @@ class SealStreamReactor
  public:
   SealStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
       : service_(service), context_(context), started_(absl::Now()) {
+    service_->metrics_->StreamStarted();
     if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
       Fail(absl::ResourceExhaustedError("too many concurrent streams"));
       return;
@@ -171,7 +172,8 @@ class SealStreamReactor
 
   void OnDone() override {
     service_->metrics_->RecordOutcome("SealStream", outcome_, started_);
-    service_->metrics_->SetActiveStreams(service_->active_streams_.fetch_sub(1) - 1);
+    service_->active_streams_.fetch_sub(1);
+    service_->metrics_->StreamEnded();
     delete this;
   }
 
@@ -235,6 +237,7 @@ class OpenStreamReactor
  public:
   OpenStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
       : service_(service), context_(context), started_(absl::Now()) {
+    service_->metrics_->StreamStarted();
     if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
       Fail(absl::ResourceExhaustedError("too many concurrent streams"));
       return;
@@ -273,7 +276,8 @@ class OpenStreamReactor
 
   void OnDone() override {
     service_->metrics_->RecordOutcome("OpenStream", outcome_, started_);
-    service_->metrics_->SetActiveStreams(service_->active_streams_.fetch_sub(1) - 1);
+    service_->active_streams_.fetch_sub(1);
+    service_->metrics_->StreamEnded();
     delete this;
   }
 

@@ -50,7 +50,8 @@ class Metrics {
   void CountDecryptionFailure() {
     decryption_failures_.fetch_add(1, std::memory_order_relaxed);
   }
-  void SetActiveStreams(int n) { active_streams_.store(n, std::memory_order_relaxed); }
+  void StreamStarted() { active_streams_.fetch_add(1, std::memory_order_relaxed); }
+  void StreamEnded() { active_streams_.fetch_sub(1, std::memory_order_relaxed); }
 
   // The Prometheus text format (version 0.0.4).
   std::string Render() const;

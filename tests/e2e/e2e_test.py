@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
 import urllib.request
 
@@ -152,6 +154,26 @@ class EndToEnd(unittest.TestCase):
                          b"independent check")
         self.assertEqual(version, 1)
 
+        # A stream from the same imported key, opened segment by segment.
+        plaintext = os.urandom(10_000)
+        stream = self.server.cli("seal", "--key", "byok", "--aad", "order-9", "--stream",
+                                 "--segment-size", "4096", token=self.token,
+                                 input=plaintext).stdout
+        self.assertEqual(stream[0], 0x02)
+        segment_size = int.from_bytes(stream[5:9], "big")
+        salt, prefix, header = stream[9:41], stream[41:48], stream[:48]
+        info = (b"sealbox/v1/stream" + name(b"acme") + name(b"byok")
+                + len(b"order-9").to_bytes(8, "big") + b"order-9")
+        stream_key = AESGCM(HKDF(hashes.SHA256(), 32, salt, info).derive(material))
+        body, opened, index = stream[48:], b"", 0
+        while len(body) >= segment_size + 16:
+            nonce = prefix + index.to_bytes(4, "big") + b"\x00"
+            opened += stream_key.decrypt(nonce, body[:segment_size + 16], header)
+            body, index = body[segment_size + 16:], index + 1
+        opened += stream_key.decrypt(prefix + index.to_bytes(4, "big") + b"\x01", body,
+                                     header)
+        self.assertEqual(opened, plaintext)
+
     def test_health_reflection_and_metrics(self):
         channel = grpc.insecure_channel(self.server.address)
         check = channel.unary_unary("/grpc.health.v1.Health/Check")
@@ -167,6 +189,119 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(b'sealbox_rpcs_total{method="Seal",code="OK"}', metrics)
         self.assertIn(b"sealbox_rpc_duration_seconds_bucket", metrics)
         self.assertIn(b"sealbox_decryption_failures_total", metrics)
+
+
+    def test_abandoned_stream_frees_its_slot(self):
+        # A client that sends a start and a chunk, then goes away mid-stream.
+        import importlib
+        sys.path.insert(0, "client/examples/python")
+        example = importlib.import_module("seal_open")
+        data_pb2, data_grpc = example.load_stubs("proto")
+        stub = data_grpc.CryptoStub(grpc.insecure_channel(self.server.address))
+
+        def requests():
+            yield data_pb2.SealStreamRequest(start=data_pb2.StreamStart(key="default"))
+            yield data_pb2.SealStreamRequest(plaintext_chunk=os.urandom(100_000))
+            time.sleep(0.3)
+
+        call = stub.SealStream(requests(),
+                               metadata=[("authorization", f"Bearer {self.token}")])
+        next(call)  # the header arrived: the stream is open on the server
+        self.assertIn(b"sealbox_active_streams 1", self.metrics())
+        call.cancel()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if b"sealbox_active_streams 0" in self.metrics():
+                break
+            time.sleep(0.1)
+        self.assertIn(b"sealbox_active_streams 0", self.metrics())
+
+    def metrics(self):
+        return urllib.request.urlopen(
+            f"http://127.0.0.1:{self.server.metrics_port}/metrics", timeout=10).read()
+
+
+class Tls(unittest.TestCase):
+    """TLS and mutual TLS with certificates made here by the openssl command."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        cls.ca, cls.ca_key = cls.path("ca.pem"), cls.path("ca.key")
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-keyout", cls.ca_key, "-out", cls.ca, "-days", "2",
+                "-subj", "/CN=sealbox test CA")
+        cls.issue("server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1")
+        cls.issue("client", "/CN=acme-service", "extendedKeyUsage=clientAuth")
+
+    @classmethod
+    def path(cls, name):
+        return os.path.join(cls.dir, name)
+
+    @classmethod
+    def issue(cls, name, subject, extension):
+        key, csr, cert = cls.path(name + ".key"), cls.path(name + ".csr"), cls.path(name + ".pem")
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", key, "-out", csr, "-subj", subject)
+        ext = cls.path(name + ".ext")
+        with open(ext, "w") as f:
+            f.write(extension + "\n")
+        openssl("x509", "-req", "-in", csr, "-CA", cls.ca, "-CAkey", cls.ca_key,
+                "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext)
+
+    def test_tls_with_tokens(self):
+        server = Server(extra_args=["--tls-cert", self.path("server.pem"),
+                                    "--tls-key", self.path("server.key")])
+        server.start()
+        try:
+            tls = ["--tls-ca", self.ca]
+            server.cli(*tls, "admin", "tenant", "create", "acme", token=server.admin_token)
+            server.cli(*tls, "admin", "key", "create", "acme", "default",
+                       token=server.admin_token)
+            token = server.cli(*tls, "admin", "token", "issue", "acme",
+                               token=server.admin_token).stdout.decode().strip()
+            sealed = server.cli(*tls, "seal", "--key", "default", token=token,
+                                input=b"over tls").stdout
+            self.assertEqual(server.cli(*tls, "open", "--key", "default", token=token,
+                                        input=sealed).stdout, b"over tls")
+            # Without TLS against a TLS server: no connection.
+            plain = server.cli("seal", "--key", "default", token=token, input=b"x",
+                               check=False)
+            self.assertEqual(plain.returncode, EXIT_UNAVAILABLE)
+        finally:
+            server.stop()
+
+    def test_mutual_tls_maps_the_certificate_to_a_tenant(self):
+        server = Server(extra_args=[
+            "--tls-cert", self.path("server.pem"), "--tls-key", self.path("server.key"),
+            "--client-ca", self.ca, "--cert-tenant", "acme-service=acme"])
+        server.start()
+        try:
+            mtls = ["--tls-ca", self.ca, "--tls-cert", self.path("client.pem"),
+                    "--tls-key", self.path("client.key")]
+            server.cli(*mtls, "admin", "tenant", "create", "acme", token=server.admin_token)
+            server.cli(*mtls, "admin", "key", "create", "acme", "default",
+                       token=server.admin_token)
+            # No token: the certificate alone says "acme".
+            sealed = server.cli(*mtls, "seal", "--key", "default", input=b"mtls").stdout
+            self.assertEqual(server.cli(*mtls, "open", "--key", "default",
+                                        input=sealed).stdout, b"mtls")
+            # A client without a certificate is refused at the handshake.
+            refused = server.cli("--tls-ca", self.ca, "seal", "--key", "default",
+                                 token="x", input=b"x", check=False)
+            self.assertEqual(refused.returncode, EXIT_UNAVAILABLE)
+        finally:
+            server.stop()
+
+    def test_plaintext_on_a_public_address_is_refused(self):
+        server = Server()
+        with self.assertRaises(RuntimeError) as error:
+            server.start(listen="0.0.0.0:0")
+        self.assertIn("refusing to serve plaintext", str(error.exception))
+
+
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
 
 
 class Lifecycle(unittest.TestCase):

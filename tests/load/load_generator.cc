@@ -1,0 +1,677 @@
+// Load generator for `tools/dev bench service`: drives a running sealbox-server
+// (started with --bench_echo) over loopback and prints, side by side,
+//
+//   unary     Echo | Seal | Open   at each message size and concurrency:
+//             requests/s, p50 and p99 latency, and Seal/Echo, Open/Echo
+//   streams   EchoStream | SealStream | OpenStream of --stream_bytes: MB/s and ratios
+//   memory    the server's VmRSS before, at the peak of and after each stream, and
+//             its VmHWM (peak RSS) over the whole run (needs --server_pid)
+//
+// Echo moves the same bytes with no crypto, auth or metrics, so each ratio is the
+// share of the transport's own rate that the data plane keeps. It starts nothing
+// itself: it creates a fresh tenant, key and token through the admin plane and
+// measures against whatever server it is given.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "sealbox/bench/echo.grpc.pb.h"
+#include "sealbox/v1/admin.grpc.pb.h"
+#include "sealbox/v1/data.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of a sealbox-server "
+          "started with --bench_echo.");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "File with the server's admin token (to create the benchmark's tenant).");
+ABSL_FLAG(int, server_pid, 0,
+          "The server's process id, to read its memory from /proc; 0: not reported.");
+ABSL_FLAG(double, seconds, 3, "Measured seconds per unary row and method.");
+ABSL_FLAG(double, warmup_seconds, 0.5, "Unmeasured calls before each unary measurement.");
+ABSL_FLAG(int64_t, max_requests, 1000000,
+          "Upper bound on the requests of one unary measurement, whatever --seconds.");
+ABSL_FLAG(std::vector<std::string>, concurrency, std::vector<std::string>({"1", "4", "16"}),
+          "Concurrent clients (one thread and one blocking call each) per unary row.");
+ABSL_FLAG(std::vector<std::string>, unary_bytes,
+          std::vector<std::string>({"1024", "65536"}), "Message sizes of the unary rows.");
+ABSL_FLAG(int64_t, stream_bytes, int64_t{1} << 30, "Bytes sent through each stream.");
+ABSL_FLAG(std::vector<std::string>, stream_message_bytes,
+          std::vector<std::string>({"65536", "1048576"}),
+          "Bytes per request message of the stream rows.");
+
+namespace sealbox::load {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::Echo;
+using bench::EchoMessage;
+
+constexpr char kKey[] = "bench";
+constexpr size_t kPatternBytes = 1 << 20;  // every stream message size must divide it
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string SizeName(int64_t bytes) {
+  if (bytes % (1 << 30) == 0) return absl::StrCat(bytes >> 30, " GiB");
+  if (bytes % (1 << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  if (bytes % (1 << 10) == 0) return absl::StrCat(bytes >> 10, " KiB");
+  return absl::StrCat(bytes, " B");
+}
+
+std::vector<int64_t> ParseList(const std::vector<std::string>& items, const char* flag) {
+  std::vector<int64_t> values;
+  for (const std::string& item : items) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(item, &value) || value <= 0) {
+      std::fprintf(stderr, "load_generator: --%s: \"%s\" is not a positive number\n", flag,
+                   item.c_str());
+      std::exit(2);
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+std::string RandomBytes(size_t size) {
+  std::mt19937_64 random(42);
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  return bytes;
+}
+
+// ---- The server's memory, from /proc/<pid>/status -------------------------------
+
+// A "VmRSS:" style field in KiB; 0 when unreadable.
+int64_t ProcStatusKib(int pid, const char* field) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field, 0) != 0) continue;
+    int64_t kib = 0;
+    std::istringstream(line.substr(std::strlen(field))) >> kib;
+    return kib;
+  }
+  return 0;
+}
+
+// Resets VmHWM to the current RSS (Linux 4.0+); false where not allowed.
+bool ResetPeakRss(int pid) {
+  std::ofstream clear_refs(absl::StrCat("/proc/", pid, "/clear_refs"));
+  clear_refs << "5";
+  clear_refs.flush();
+  return static_cast<bool>(clear_refs);
+}
+
+struct RssDuring {
+  int64_t before_kib = 0;
+  int64_t peak_kib = 0;
+  int64_t after_kib = 0;
+  int64_t growth_kib() const { return peak_kib - before_kib; }
+};
+
+// Follows the server's RSS while one measurement runs: VmHWM reset at the start
+// where allowed, and VmRSS sampled every 5 ms in any case.
+class RssMonitor {
+ public:
+  explicit RssMonitor(int pid) : pid_(pid) {
+    if (pid_ == 0) return;
+    hwm_reset_ = ResetPeakRss(pid_);
+    result_.before_kib = ProcStatusKib(pid_, "VmRSS:");
+    result_.peak_kib = result_.before_kib;
+    sampler_ = std::thread([this] {
+      while (!done_.load()) {
+        result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmRSS:"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+
+  RssDuring Stop() {
+    if (pid_ == 0) return result_;
+    done_ = true;
+    sampler_.join();
+    result_.after_kib = ProcStatusKib(pid_, "VmRSS:");
+    result_.peak_kib = std::max(result_.peak_kib, result_.after_kib);
+    if (hwm_reset_) result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmHWM:"));
+    return result_;
+  }
+
+ private:
+  int pid_;
+  bool hwm_reset_ = false;
+  RssDuring result_;
+  std::atomic<bool> done_{false};
+  std::thread sampler_;
+};
+
+// ---- Unary calls ----------------------------------------------------------------
+
+struct UnaryResult {
+  double requests_per_second = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+};
+
+// One blocking call of one client; each client thread makes its own.
+using UnaryCall = std::function<grpc::Status()>;
+
+// `concurrency` threads each call in a loop: unmeasured for the warm-up, then
+// measured until the time or the request budget runs out.
+absl::StatusOr<UnaryResult> RunUnary(int concurrency,
+                                     const std::function<UnaryCall()>& new_client) {
+  const auto measure_from =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(absl::GetFlag(FLAGS_warmup_seconds)));
+  const auto measure_until =
+      measure_from + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
+  const int64_t max_requests = absl::GetFlag(FLAGS_max_requests);
+
+  std::atomic<int64_t> measured{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  grpc::Status first_error;
+  std::vector<float> latencies_us;
+  Clock::time_point last_done = measure_from;
+
+  std::vector<std::thread> clients;
+  for (int i = 0; i < concurrency; ++i) {
+    clients.emplace_back([&] {
+      UnaryCall call = new_client();
+      std::vector<float> mine;
+      mine.reserve(1 << 16);
+      Clock::time_point end = measure_from;
+      while (!failed.load(std::memory_order_relaxed)) {
+        const Clock::time_point start = Clock::now();
+        if (start >= measure_until) break;
+        if (start >= measure_from &&
+            measured.fetch_add(1, std::memory_order_relaxed) >= max_requests) {
+          break;
+        }
+        grpc::Status status = call();
+        end = Clock::now();
+        if (!status.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failed.exchange(true)) first_error = status;
+          break;
+        }
+        if (start >= measure_from) mine.push_back(Seconds(end - start) * 1e6);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies_us.insert(latencies_us.end(), mine.begin(), mine.end());
+      last_done = std::max(last_done, end);
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  if (failed) {
+    return absl::InternalError(absl::StrCat("call failed: ", first_error.error_message()));
+  }
+  if (latencies_us.empty()) return absl::InternalError("no call completed in time");
+
+  std::sort(latencies_us.begin(), latencies_us.end());
+  auto percentile = [&](double p) {
+    return latencies_us[static_cast<size_t>(p * (latencies_us.size() - 1))];
+  };
+  UnaryResult result;
+  result.requests_per_second = latencies_us.size() / Seconds(last_done - measure_from);
+  result.p50_us = percentile(0.50);
+  result.p99_us = percentile(0.99);
+  return result;
+}
+
+// ---- Streams --------------------------------------------------------------------
+
+// Runs one bidirectional stream with both directions at once, so gRPC's flow control
+// can never stall it: `write_all` on a writer thread (then half-close), each
+// response to `on_response` on this one.
+template <typename Request, typename Response, typename WriteAll, typename OnResponse>
+grpc::Status Pump(grpc::ClientReaderWriter<Request, Response>& stream, WriteAll write_all,
+                  OnResponse on_response) {
+  std::thread writer([&] {
+    write_all();
+    stream.WritesDone();
+  });
+  Response response;
+  while (stream.Read(&response)) on_response(response);
+  writer.join();
+  return stream.Finish();
+}
+
+// Checks bytes received at `offset` of a stream of message_bytes-periodic data.
+// Stream data at offset o is pattern[o % message_bytes]: every full message is the
+// same, and any response can be checked where it lands.
+class PatternCheck {
+ public:
+  PatternCheck(const std::string& pattern, size_t message_bytes)
+      : pattern_(pattern), message_bytes_(message_bytes) {}
+
+  void Next(const std::string& bytes) {
+    for (size_t i = 0; i < bytes.size();) {
+      const size_t at = received_ % message_bytes_;
+      const size_t n = std::min(bytes.size() - i, message_bytes_ - at);
+      if (std::memcmp(bytes.data() + i, pattern_.data() + at, n) != 0) intact_ = false;
+      i += n;
+      received_ += n;
+    }
+  }
+
+  uint64_t received() const { return received_; }
+  bool intact() const { return intact_; }
+
+ private:
+  const std::string& pattern_;
+  size_t message_bytes_;
+  uint64_t received_ = 0;
+  bool intact_ = true;
+};
+
+struct StreamResult {
+  double mb_per_second = 0;
+  RssDuring rss;
+};
+
+class Streams {
+ public:
+  Streams(std::shared_ptr<grpc::Channel> channel, std::string token, int server_pid,
+          uint64_t stream_bytes)
+      : crypto_(v1::Crypto::NewStub(channel)),
+        echo_(Echo::NewStub(channel)),
+        token_(std::move(token)),
+        server_pid_(server_pid),
+        stream_bytes_(stream_bytes),
+        pattern_(RandomBytes(kPatternBytes)) {
+    // The header and a 16-byte tag per segment (64 KiB or larger) and some slack.
+    ciphertext_.reserve(stream_bytes + stream_bytes / 1024 + (1 << 20));
+  }
+
+  absl::StatusOr<StreamResult> EchoStream(size_t message_bytes) {
+    return Measure([&] {
+      grpc::ClientContext context;
+      auto stream = echo_->EchoStream(&context);
+      PatternCheck check(pattern_, message_bytes);
+      grpc::Status status = Pump(
+          *stream,
+          [&] {
+            EchoMessage message;
+            message.set_data(pattern_.data(), message_bytes);
+            for (uint64_t sent = 0; sent < stream_bytes_; sent += message_bytes) {
+              if (stream_bytes_ - sent < message_bytes) {
+                message.mutable_data()->resize(stream_bytes_ - sent);
+              }
+              if (!stream->Write(message)) return;
+            }
+          },
+          [&](const EchoMessage& message) { check.Next(message.data()); });
+      return Verdict(status, check);
+    });
+  }
+
+  // Keeps the ciphertext for OpenStream.
+  absl::StatusOr<StreamResult> SealStream(size_t message_bytes) {
+    ciphertext_.clear();
+    sealed_message_bytes_ = message_bytes;
+    return Measure([&] {
+      grpc::ClientContext context;
+      Authorize(context);
+      auto stream = crypto_->SealStream(&context);
+      grpc::Status status = Pump(
+          *stream,
+          [&] {
+            v1::SealStreamRequest request;
+            request.mutable_start()->set_key(kKey);
+            if (!stream->Write(request)) return;
+            request.set_plaintext_chunk(pattern_.data(), message_bytes);
+            for (uint64_t sent = 0; sent < stream_bytes_; sent += message_bytes) {
+              if (stream_bytes_ - sent < message_bytes) {
+                request.mutable_plaintext_chunk()->resize(stream_bytes_ - sent);
+              }
+              if (!stream->Write(request)) return;
+            }
+          },
+          [&](const v1::SealStreamResponse& response) {
+            ciphertext_.append(response.ciphertext_chunk());
+          });
+      return status.ok() ? absl::OkStatus()
+                         : absl::InternalError(absl::StrCat("SealStream failed: ",
+                                                            status.error_message()));
+    });
+  }
+
+  // Opens the ciphertext of the last SealStream.
+  absl::StatusOr<StreamResult> OpenStream(size_t message_bytes) {
+    return Measure([&] {
+      grpc::ClientContext context;
+      Authorize(context);
+      auto stream = crypto_->OpenStream(&context);
+      PatternCheck check(pattern_, sealed_message_bytes_);
+      grpc::Status status = Pump(
+          *stream,
+          [&] {
+            v1::OpenStreamRequest request;
+            request.mutable_start()->set_key(kKey);
+            if (!stream->Write(request)) return;
+            for (size_t sent = 0; sent < ciphertext_.size(); sent += message_bytes) {
+              const size_t n = std::min(message_bytes, ciphertext_.size() - sent);
+              request.set_ciphertext_chunk(ciphertext_.data() + sent, n);
+              if (!stream->Write(request)) return;
+            }
+          },
+          [&](const v1::OpenStreamResponse& response) {
+            check.Next(response.plaintext_chunk());
+          });
+      return Verdict(status, check);
+    });
+  }
+
+ private:
+  void Authorize(grpc::ClientContext& context) const {
+    context.AddMetadata("authorization", "Bearer " + token_);
+  }
+
+  absl::Status Verdict(const grpc::Status& status, const PatternCheck& check) const {
+    if (!status.ok()) return absl::InternalError(status.error_message());
+    if (check.received() != stream_bytes_ || !check.intact()) {
+      return absl::InternalError(absl::StrCat("got back ", check.received(), " of ",
+                                              stream_bytes_, " bytes",
+                                              check.intact() ? "" : ", some wrong"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<StreamResult> Measure(const std::function<absl::Status()>& run) {
+    RssMonitor rss(server_pid_);
+    const Clock::time_point start = Clock::now();
+    absl::Status status = run();
+    const double seconds = Seconds(Clock::now() - start);
+    StreamResult result;
+    result.rss = rss.Stop();
+    if (!status.ok()) return status;
+    result.mb_per_second = stream_bytes_ / seconds / 1e6;
+    return result;
+  }
+
+  std::unique_ptr<v1::Crypto::Stub> crypto_;
+  std::unique_ptr<Echo::Stub> echo_;
+  std::string token_;
+  int server_pid_;
+  uint64_t stream_bytes_;
+  std::string pattern_;
+  std::string ciphertext_;            // of the last SealStream
+  size_t sealed_message_bytes_ = 0;   // its plaintext's period
+};
+
+// ---- Setup: a tenant, key and token of its own -----------------------------------
+
+absl::StatusOr<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return std::string(absl::StripAsciiWhitespace(text.str()));
+}
+
+absl::StatusOr<std::string> CreateTenant(const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::string& admin_token) {
+  std::unique_ptr<v1::Admin::Stub> admin = v1::Admin::NewStub(channel);
+  auto call = [&](auto method, const auto& request, auto* response) -> absl::Status {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + admin_token);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status status = ((*admin).*method)(&context, request, response);
+    if (status.ok()) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("admin call failed: ", status.error_message()));
+  };
+  const std::string tenant = absl::StrCat(
+      "bench-", getpid(), "-", Clock::now().time_since_epoch().count() % 1000000);
+  v1::CreateTenantRequest create_tenant;
+  create_tenant.set_name(tenant);
+  v1::Tenant created_tenant;
+  if (absl::Status s = call(&v1::Admin::Stub::CreateTenant, create_tenant, &created_tenant);
+      !s.ok()) {
+    return s;
+  }
+  v1::CreateKeyRequest create_key;  // the default algorithm, AES-256-GCM
+  create_key.set_tenant(tenant);
+  create_key.set_key(kKey);
+  v1::Key created_key;
+  if (absl::Status s = call(&v1::Admin::Stub::CreateKey, create_key, &created_key); !s.ok()) {
+    return s;
+  }
+  v1::IssueTokenRequest issue;
+  issue.set_tenant(tenant);
+  issue.set_description("tools/dev bench service");
+  v1::IssueTokenResponse issued;
+  if (absl::Status s = call(&v1::Admin::Stub::IssueToken, issue, &issued); !s.ok()) return s;
+  return issued.token();
+}
+
+// ---- The run ---------------------------------------------------------------------
+
+std::string Ratio(double a, double b) { return b > 0 ? absl::StrFormat("%.2f", a / b) : "-"; }
+
+const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
+
+int Run() {
+  const std::string address = absl::GetFlag(FLAGS_server);
+  const int server_pid = absl::GetFlag(FLAGS_server_pid);
+  const uint64_t stream_bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_stream_bytes));
+  const std::vector<int64_t> concurrencies =
+      ParseList(absl::GetFlag(FLAGS_concurrency), "concurrency");
+  const std::vector<int64_t> unary_sizes =
+      ParseList(absl::GetFlag(FLAGS_unary_bytes), "unary_bytes");
+  const std::vector<int64_t> message_sizes =
+      ParseList(absl::GetFlag(FLAGS_stream_message_bytes), "stream_message_bytes");
+  for (int64_t size : message_sizes) {
+    if (kPatternBytes % size != 0) {
+      std::fprintf(stderr, "load_generator: --stream_message_bytes must divide 1 MiB\n");
+      return 2;
+    }
+  }
+  absl::StatusOr<std::string> admin_token = ReadToken(absl::GetFlag(FLAGS_admin_token_file));
+  if (!admin_token.ok()) {
+    std::fprintf(stderr, "load_generator: --admin_token_file: %s\n",
+                 std::string(admin_token.status().message()).c_str());
+    return 2;
+  }
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(8 << 20);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    std::fprintf(stderr, "load_generator: cannot connect to %s\n", address.c_str());
+    return 1;
+  }
+  absl::StatusOr<std::string> token = CreateTenant(channel, *admin_token);
+  if (!token.ok()) {
+    std::fprintf(stderr, "load_generator: %s\n", std::string(token.status().message()).c_str());
+    return 1;
+  }
+  auto fail = [](const char* what, const absl::Status& status) {
+    std::fprintf(stderr, "load_generator: %s: %s\n", what, std::string(status.message()).c_str());
+    return 1;
+  };
+
+  std::printf("sealbox service benchmark: server %s, AES-256-GCM key, %u CPUs here, "
+              "loopback, no TLS\n\n",
+              address.c_str(), std::thread::hardware_concurrency());
+  std::printf("Unary: %g s per cell after %g s of warm-up; one thread and one blocking "
+              "call per client; latency in us\n",
+              absl::GetFlag(FLAGS_seconds), absl::GetFlag(FLAGS_warmup_seconds));
+  std::printf("%-7s %4s | %9s %7s %7s | %9s %7s %7s %9s | %9s %7s %7s %9s\n", "size",
+              "conc", "Echo/s", "p50", "p99", "Seal/s", "p50", "p99", "Seal/Echo", "Open/s",
+              "p50", "p99", "Open/Echo");
+  std::fflush(stdout);
+
+  // Seal/Echo at 1 KiB for each concurrency, for the targets.
+  std::vector<std::pair<int64_t, double>> seal_1k_ratios;
+  for (int64_t size : unary_sizes) {
+    const std::string data = RandomBytes(size);
+    // A ciphertext for Open, sealed once.
+    std::string ciphertext;
+    {
+      auto crypto = v1::Crypto::NewStub(channel);
+      grpc::ClientContext context;
+      context.AddMetadata("authorization", "Bearer " + *token);
+      v1::SealRequest request;
+      request.set_key(kKey);
+      request.set_plaintext(data);
+      v1::SealResponse response;
+      grpc::Status status = crypto->Seal(&context, request, &response);
+      if (!status.ok()) return fail("Seal", absl::InternalError(status.error_message()));
+      ciphertext = response.ciphertext();
+    }
+    for (int64_t concurrency : concurrencies) {
+      absl::StatusOr<UnaryResult> echo = RunUnary(concurrency, [&]() -> UnaryCall {
+        auto stub = std::shared_ptr<Echo::Stub>(Echo::NewStub(channel));
+        auto request = std::make_shared<EchoMessage>();
+        request->set_data(data);
+        return [stub, request] {
+          grpc::ClientContext context;
+          EchoMessage response;
+          return stub->Echo(&context, *request, &response);
+        };
+      });
+      if (!echo.ok()) return fail("Echo", echo.status());
+      absl::StatusOr<UnaryResult> seal = RunUnary(concurrency, [&]() -> UnaryCall {
+        auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+        auto request = std::make_shared<v1::SealRequest>();
+        request->set_key(kKey);
+        request->set_plaintext(data);
+        return [stub, request, bearer = "Bearer " + *token] {
+          grpc::ClientContext context;
+          context.AddMetadata("authorization", bearer);
+          v1::SealResponse response;
+          return stub->Seal(&context, *request, &response);
+        };
+      });
+      if (!seal.ok()) return fail("Seal", seal.status());
+      absl::StatusOr<UnaryResult> open = RunUnary(concurrency, [&]() -> UnaryCall {
+        auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+        auto request = std::make_shared<v1::OpenRequest>();
+        request->set_key(kKey);
+        request->set_ciphertext(ciphertext);
+        return [stub, request, bearer = "Bearer " + *token] {
+          grpc::ClientContext context;
+          context.AddMetadata("authorization", bearer);
+          v1::OpenResponse response;
+          return stub->Open(&context, *request, &response);
+        };
+      });
+      if (!open.ok()) return fail("Open", open.status());
+      if (size == 1024) {
+        seal_1k_ratios.push_back({concurrency, seal->requests_per_second /
+                                                   echo->requests_per_second});
+      }
+      std::printf("%-7s %4lld | %9.0f %7.0f %7.0f | %9.0f %7.0f %7.0f %9s | %9.0f %7.0f "
+                  "%7.0f %9s\n",
+                  SizeName(size).c_str(), static_cast<long long>(concurrency),
+                  echo->requests_per_second, echo->p50_us, echo->p99_us,
+                  seal->requests_per_second, seal->p50_us, seal->p99_us,
+                  Ratio(seal->requests_per_second, echo->requests_per_second).c_str(),
+                  open->requests_per_second, open->p50_us, open->p99_us,
+                  Ratio(open->requests_per_second, echo->requests_per_second).c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  // VmHWM so far; the stream measurements reset it, so it is carried by hand.
+  int64_t peak_rss_kib = server_pid ? ProcStatusKib(server_pid, "VmHWM:") : 0;
+  std::printf("\nStreams of %s each, MB/s (10^6 bytes/s), client writing and reading at "
+              "once; server RSS in MiB (before > peak > after)\n",
+              SizeName(stream_bytes).c_str());
+  std::printf("%-8s | %10s %10s %10s | %9s %9s | %-22s %-22s %-22s\n", "message",
+              "EchoStream", "SealStream", "OpenStream", "Seal/Echo", "Open/Echo",
+              "EchoStream RSS", "SealStream RSS", "OpenStream RSS");
+  std::fflush(stdout);
+  Streams streams(channel, *token, server_pid, stream_bytes);
+  double worst_seal_ratio = 1e9, worst_open_ratio = 1e9;
+  int64_t worst_growth_kib = 0;
+  auto rss = [](const RssDuring& r) {
+    return absl::StrFormat("%.1f > %.1f > %.1f", r.before_kib / 1024.0, r.peak_kib / 1024.0,
+                           r.after_kib / 1024.0);
+  };
+  for (int64_t size : message_sizes) {
+    absl::StatusOr<StreamResult> echo = streams.EchoStream(size);
+    if (!echo.ok()) return fail("EchoStream", echo.status());
+    absl::StatusOr<StreamResult> seal = streams.SealStream(size);
+    if (!seal.ok()) return fail("SealStream", seal.status());
+    absl::StatusOr<StreamResult> open = streams.OpenStream(size);
+    if (!open.ok()) return fail("OpenStream", open.status());
+    worst_seal_ratio = std::min(worst_seal_ratio, seal->mb_per_second / echo->mb_per_second);
+    worst_open_ratio = std::min(worst_open_ratio, open->mb_per_second / echo->mb_per_second);
+    for (const StreamResult* r : {&*echo, &*seal, &*open}) {
+      worst_growth_kib = std::max(worst_growth_kib, r->rss.growth_kib());
+      peak_rss_kib = std::max(peak_rss_kib, r->rss.peak_kib);
+    }
+    std::printf("%-8s | %10.0f %10.0f %10.0f | %9s %9s | %-22s %-22s %-22s\n",
+                SizeName(size).c_str(), echo->mb_per_second, seal->mb_per_second,
+                open->mb_per_second, Ratio(seal->mb_per_second, echo->mb_per_second).c_str(),
+                Ratio(open->mb_per_second, echo->mb_per_second).c_str(),
+                rss(echo->rss).c_str(), rss(seal->rss).c_str(), rss(open->rss).c_str());
+    std::fflush(stdout);
+  }
+
+  std::printf("\nTargets\n");
+  bool unary_met = !seal_1k_ratios.empty();
+  std::vector<std::string> unary_parts;
+  for (const auto& [concurrency, ratio] : seal_1k_ratios) {
+    unary_met = unary_met && ratio >= 0.85;
+    unary_parts.push_back(absl::StrFormat("%.2f at %d", ratio, concurrency));
+  }
+  std::printf("  unary Seal 1 KiB >= 0.85 of Echo:       %-34s %s\n",
+              absl::StrJoin(unary_parts, ", ").c_str(),
+              seal_1k_ratios.empty() ? "not measured" : Verdict(unary_met));
+  std::printf("  SealStream >= 0.90 of EchoStream:       %-34s %s\n",
+              absl::StrFormat("worst %.2f", worst_seal_ratio).c_str(),
+              Verdict(worst_seal_ratio >= 0.90));
+  std::printf("  OpenStream >= 0.90 of EchoStream:       %-34s %s\n",
+              absl::StrFormat("worst %.2f", worst_open_ratio).c_str(),
+              Verdict(worst_open_ratio >= 0.90));
+  if (server_pid != 0) {
+    std::printf("  server RSS growth in a stream < 16 MiB: %-34s %s\n",
+                absl::StrFormat("worst %.1f MiB", worst_growth_kib / 1024.0).c_str(),
+                Verdict(worst_growth_kib < 16 * 1024));
+    std::printf("  server peak RSS (VmHWM) over the run:   %.1f MiB\n", peak_rss_kib / 1024.0);
+  } else {
+    std::printf("  server RSS: not measured (give --server_pid)\n");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sealbox::load
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "load_generator --server HOST:PORT --admin_token_file FILE [--server_pid PID]\n"
+      "Measures a sealbox-server started with --bench_echo (tools/dev bench service).");
+  absl::ParseCommandLine(argc, argv);
+  return sealbox::load::Run();
+}
