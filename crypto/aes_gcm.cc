@@ -254,6 +254,12 @@ absl::Status ExpandedKey::Open(absl::Span<const uint8_t> iv,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> DefaultImplementation() {
+  absl::StatusOr<const kernel::Kernel*> kernel = SelectKernel("");
+  if (!kernel.ok()) return kernel.status();
+  return std::string((*kernel)->name);
+}
+
 bool IsDecryptionFailure(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument &&
          status.message() == kDecryptionFailed;

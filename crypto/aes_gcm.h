@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -79,6 +80,10 @@ class ExpandedKey {
   size_t key_bytes_;
   std::unique_ptr<kernel::KeySchedule> schedule_;
 };
+
+// The implementation ExpandedKey::Create picks when none is named (honouring
+// SEALBOX_CRYPTO_IMPL), e.g. for a server to report at startup.
+absl::StatusOr<std::string> DefaultImplementation();
 
 // True when `status` is the uniform authentication failure returned by Open
 // (INVALID_ARGUMENT, "decryption failed"; the same for every cause).

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/grpc_status.h"
+#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
@@ -25,6 +26,12 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   absl::Status status = authenticator_->Admin(*context, *keystore_->snapshot());
   if (status.ok()) status = operation();
   metrics_->RecordOutcome(method, status, started);
+  // The audit trail of admin changes and attempts; requests may hold key material,
+  // so only the method and outcome are logged.
+  Log("admin_call", status.ok() ? "info" : "warning")
+      .Add("method", method)
+      .Add("code", absl::StatusCodeToString(status.code()))
+      .Add("peer", context->peer());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;

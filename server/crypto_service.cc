@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "crypto/format/unary.h"
 #include "server/grpc_status.h"
+#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
@@ -34,6 +35,9 @@ class UnaryCall {
 
   grpc::ServerUnaryReactor* Done(const absl::Status& status) {
     metrics_->RecordOutcome(method_, status, started_);
+    if (absl::IsUnauthenticated(status)) {
+      Log("auth_failed", "warning").Add("method", method_).Add("peer", context_->peer());
+    }
     grpc::ServerUnaryReactor* reactor = context_->DefaultReactor();
     reactor->Finish(ToGrpcStatus(status));
     return reactor;

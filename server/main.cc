@@ -16,7 +16,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "crypto/aes_gcm.h"
 #include "server/dev_mode.h"
+#include "server/log.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -184,10 +186,11 @@ int Run() {
     std::fprintf(stderr, "sealbox-server: %s\n", std::string(server.status().message()).c_str());
     return 1;
   }
-  std::fprintf(stderr, "sealbox-server: serving on port %d\n", (*server)->port());
-  if ((*server)->metrics_port() != 0) {
-    std::fprintf(stderr, "sealbox-server: metrics on port %d\n", (*server)->metrics_port());
-  }
+  Log("serving")
+      .Add("port", int64_t{(*server)->port()})
+      .Add("metrics_port", int64_t{(*server)->metrics_port()})
+      .Add("crypto", crypto::DefaultImplementation().value_or("unavailable"))
+      .Add("dev", dev);
   if (dev) {
     if (absl::Status s = SetUpDemoTenant(dev_copy, (*server)->port()); !s.ok()) {
       std::fprintf(stderr, "sealbox-server: dev setup: %s\n", std::string(s.message()).c_str());
@@ -197,11 +200,12 @@ int Run() {
   }
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  std::fprintf(stderr, "sealbox-server: %s received, draining in-flight calls\n",
-               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  Log("draining")
+      .Add("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+      .Add("drain_seconds", int64_t{absl::GetFlag(FLAGS_drain_seconds)});
   (*server)->Shutdown();
   (*server)->Wait();
-  std::fprintf(stderr, "sealbox-server: stopped\n");
+  Log("stopped");
   return 0;
 }
 

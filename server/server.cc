@@ -9,6 +9,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/log.h"
 #include "server/bench/echo_service.h"
 
 namespace sealbox::server {
@@ -83,9 +84,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
 void SealboxServer::WatchKeystore() {
   // Replicas sharing the keystore file pick up each other's admin changes here.
   while (!stopping_.WaitForNotificationWithTimeout(config_.reload_interval)) {
+    const uint64_t before = keystore_->snapshot()->generation();
     if (absl::Status s = keystore_->ReloadIfChanged(); !s.ok()) {
-      std::fprintf(stderr, "sealbox: keystore reload failed, serving the last good "
-                           "one: %s\n", std::string(s.message()).c_str());
+      Log("keystore_reload_failed", "error")
+          .Add("error", s.message())
+          .Add("serving_generation", static_cast<int64_t>(before));
+    } else if (keystore_->snapshot()->generation() != before) {
+      Log("keystore_reloaded")
+          .Add("generation", static_cast<int64_t>(keystore_->snapshot()->generation()));
     }
   }
 }

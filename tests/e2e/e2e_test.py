@@ -311,7 +311,7 @@ class Lifecycle(unittest.TestCase):
         old = server.cli("seal", "--key", "default", token=token, input=b"v1 data").stdout
         server.admin("key", "rotate", "acme", "default")
         self.assertEqual(server.stop(signal.SIGTERM), 0, server.output())
-        self.assertIn("draining", server.output())
+        self.assertIn('"event":"draining"', server.output())
 
         server.start()  # same data directory, same KEK
         self.assertEqual(server.cli("open", "--key", "default", token=token,

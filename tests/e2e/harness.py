@@ -49,8 +49,8 @@ class Server:
         deadline = time.time() + 20
         while time.time() < deadline:
             text = self.output()
-            port = re.search(r"serving on port (\d+)", text)
-            metrics = re.search(r"metrics on port (\d+)", text)
+            port = re.search(r'"event":"serving","port":(\d+)', text)
+            metrics = re.search(r'"metrics_port":(\d+)', text)
             if port and metrics:
                 self.port, self.metrics_port = int(port.group(1)), int(metrics.group(1))
                 return self
