@@ -7,8 +7,9 @@ SEALBOX="${TEST_SRCDIR:-}/${TEST_WORKSPACE:-sealbox}/client/sealbox"
 [[ -x "$SEALBOX" ]] || SEALBOX="$(dirname "$0")/sealbox"
 TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/sealbox_cli.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
-# Nothing listens on port 1: connections are refused at once.
-DEAD=127.0.0.1:1
+# A port that was just free: connections to it are refused at once. (A fixed port
+# such as 1 is not safe: anything running as root may listen there.)
+DEAD="127.0.0.1:$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 unset SEALBOX_SERVER SEALBOX_TOKEN
 
 FAILURES=0

@@ -154,6 +154,7 @@ class SealStreamReactor
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed (or went away)
+      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
       if (sealer_ == nullptr) return Fail(absl::InvalidArgumentError(
           "stream ended before its start message"));
       out_.clear();
@@ -256,6 +257,8 @@ class OpenStreamReactor
 
   void OnReadDone(bool ok) override {
     if (!ok) {
+      // A cancelled call is not a truncated stream: no decryption failure to count.
+      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
       if (opener_ == nullptr) return Fail(absl::InvalidArgumentError(
           "stream ended before its start message"));
       out_.clear();

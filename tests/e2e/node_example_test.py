@@ -6,6 +6,7 @@ client/examples/node and passes --test_env=SEALBOX_NODE_MODULES=<that node_modul
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import unittest
@@ -31,6 +32,13 @@ def node_setup():
         raise AssertionError(f"no node binary (tried {node}); set --test_env=SEALBOX_NODE=PATH "
                              "or run `tools/dev test`")
     return node, modules
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class NodeExample(unittest.TestCase):
@@ -73,7 +81,7 @@ class NodeExample(unittest.TestCase):
             "unknown key": ((self.server.address, "--key", "nope"), self.token, "Seal failed: "),
             "no proto": ((self.server.address, "--proto-dir", "/nonexistent"), self.token,
                          "no sealbox/v1/data.proto under /nonexistent"),
-            "no server": (("127.0.0.1:1", "--timeout", "10"), self.token,
+            "no server": ((f"127.0.0.1:{closed_port()}", "--timeout", "10"), self.token,
                           "Seal failed: UNAVAILABLE"),
         }
         for what, (args, token, message) in cases.items():
