@@ -26,14 +26,6 @@ absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
   return status;
 }
 
-absl::Status PrimaryUsable(const KeyEntry& entry) {
-  if (entry.sealing_subkey == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("key \"", entry.name, "\" has no usable primary version"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 DataPlane::DataPlane(size_t max_cached_epochs)
@@ -46,23 +38,23 @@ absl::StatusOr<Sealed> DataPlane::Seal(const Snapshot& snapshot,
                                        absl::Span<const uint8_t> aad) {
   const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
-  if (absl::Status s = PrimaryUsable(*entry); !s.ok()) return s;
-  absl::StatusOr<std::vector<uint8_t>> ciphertext =
-      entry->sealing_subkey->Seal(plaintext, aad);
+  absl::StatusOr<crypto::EpochSubkey*> epoch = entry->sealing->Current();
+  if (!epoch.ok()) return epoch.status();
+  absl::StatusOr<std::vector<uint8_t>> ciphertext = (*epoch)->Seal(plaintext, aad);
   if (!ciphertext.ok()) return ciphertext.status();
-  return Sealed{*std::move(ciphertext), entry->sealing_subkey->version()};
+  return Sealed{*std::move(ciphertext), (*epoch)->version()};
 }
 
-absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> DataPlane::SubkeyForOpen(
+absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> DataPlane::SubkeyForOpen(
     const KeyEntry& entry, const crypto::UnaryHeader& header) {
   absl::StatusOr<const KeyVersionEntry*> version =
       entry.VersionForOpen(header.key_version);
   if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
-  // Most ciphertexts come back to the process that sealed them.
-  if (entry.sealing_subkey != nullptr &&
-      entry.sealing_subkey->version() == header.key_version &&
-      entry.sealing_subkey->epoch_id() == header.epoch_id) {
-    return entry.sealing_subkey;
+  // Most ciphertexts come back to the process that sealed them: no lock, no lookup.
+  if (entry.sealing->version() == header.key_version) {
+    if (const crypto::EpochSubkey* own = entry.sealing->CurrentIf(header.epoch_id)) {
+      return std::shared_ptr<const crypto::EpochSubkey>(entry.sealing, own);
+    }
   }
   CacheKey cache_key{entry.tenant, entry.name, header.key_version, header.epoch_id};
   {
@@ -75,7 +67,7 @@ absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> DataPlane::SubkeyForOpen(
                                   {entry.tenant, entry.name, header.key_version},
                                   header.epoch_id);
   if (!derived.ok()) return derived.status();
-  std::shared_ptr<crypto::EpochSubkey> subkey = *std::move(derived);
+  std::shared_ptr<const crypto::EpochSubkey> subkey = *std::move(derived);
   absl::MutexLock lock(&mutex_);
   auto [it, inserted] = cache_.emplace(cache_key, subkey);
   if (inserted) {
@@ -97,7 +89,7 @@ absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
-  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> subkey =
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
       SubkeyForOpen(*entry, *header);
   if (!subkey.ok()) return subkey.status();
   absl::StatusOr<std::vector<uint8_t>> plaintext = (*subkey)->Open(ciphertext, aad);

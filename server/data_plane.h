@@ -70,14 +70,14 @@ class DataPlane {
  private:
   // The subkey for (key, version, epoch): the key's own sealing epoch without a
   // lock, else from the bounded cache, derived once on a miss.
-  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> SubkeyForOpen(
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
       const KeyEntry& entry, const crypto::UnaryHeader& header);
 
   const size_t max_cached_epochs_;
 
   using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
   absl::Mutex mutex_;
-  std::map<CacheKey, std::shared_ptr<crypto::EpochSubkey>> cache_
+  std::map<CacheKey, std::shared_ptr<const crypto::EpochSubkey>> cache_
       ABSL_GUARDED_BY(mutex_);
   std::list<CacheKey> insertion_order_ ABSL_GUARDED_BY(mutex_);
 };

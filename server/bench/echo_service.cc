@@ -17,7 +17,8 @@ class EchoStreamReactor : public grpc::ServerBidiReactor<EchoMessage, EchoMessag
   }
 
   void OnWriteDone(bool ok) override {
-    if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client stopped reading"));
+    if (!ok)
+      return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client stopped reading"));
     StartRead(&message_);
   }
 

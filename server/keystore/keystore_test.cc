@@ -234,8 +234,8 @@ TEST_F(KeystoreTest, CreateKey) {
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "Orders.v2_x-y");
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(entry->versions.at(1).material->size(), 32u);
-  ASSERT_NE(entry->sealing_subkey, nullptr);
-  EXPECT_EQ(entry->sealing_subkey->version(), 1u);
+  ASSERT_NE(entry->sealing, nullptr);
+  EXPECT_EQ(entry->sealing->version(), 1u);
 
   EXPECT_EQ(ks->CreateKey("acme", "small", v1::AES_128_GCM)->algorithm(),
             v1::AES_128_GCM);
@@ -272,7 +272,7 @@ TEST_F(KeystoreTest, RotationKeepsOldVersions) {
   EXPECT_EQ(key->primary_version(), 3u);
   EXPECT_THAT(key->versions(), SizeIs(3));
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
-  EXPECT_EQ(entry->sealing_subkey->version(), 3u);
+  EXPECT_EQ(entry->sealing->version(), 3u);
   for (uint32_t v : {1u, 2u, 3u}) EXPECT_TRUE(entry->VersionForOpen(v).ok()) << v;
   EXPECT_TRUE(absl::IsNotFound(entry->VersionForOpen(4).status()));
   EXPECT_FALSE(std::equal(entry->versions.at(1).material->span().begin(),
@@ -426,34 +426,36 @@ TEST_F(KeystoreTest, FailedReloadKeepsTheOldSnapshot) {
   EXPECT_EQ(ReadAll(path_), damaged);
 }
 
-TEST_F(KeystoreTest, SealingSubkeysAreReusedOnlyWhileTheKeyIsUnchanged) {
+TEST_F(KeystoreTest, SealingEpochsAreReusedOnlyWhileTheKeyIsUnchanged) {
   auto a = OpenOrDie();
   ASSERT_TRUE(a->CreateTenant("acme").ok());
   ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
   ASSERT_TRUE(a->CreateKey("acme", "two", v1::AES_256_GCM).ok());
-  auto one = a->snapshot()->FindKey("acme", "one")->sealing_subkey;
-  auto two = a->snapshot()->FindKey("acme", "two")->sealing_subkey;
+  auto one = a->snapshot()->FindKey("acme", "one")->sealing;
+  auto two = a->snapshot()->FindKey("acme", "two")->sealing;
   ASSERT_TRUE(a->RotateKey("acme", "two").ok());
-  EXPECT_EQ(a->snapshot()->FindKey("acme", "one")->sealing_subkey, one);
-  EXPECT_NE(a->snapshot()->FindKey("acme", "two")->sealing_subkey, two);
+  EXPECT_EQ(a->snapshot()->FindKey("acme", "one")->sealing, one);
+  EXPECT_NE(a->snapshot()->FindKey("acme", "two")->sealing, two);
 
   // The tenant is deleted and made again elsewhere: same names, same version 1,
   // other material. b must not keep sealing under the old material.
   auto b = OpenOrDie(/*create=*/false);
-  auto b_one = b->snapshot()->FindKey("acme", "one")->sealing_subkey;
+  auto b_one = b->snapshot()->FindKey("acme", "one")->sealing;
   ASSERT_TRUE(a->DeleteTenant("acme").ok());
   ASSERT_TRUE(a->CreateTenant("acme").ok());
   ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
   ASSERT_TRUE(b->ReloadIfChanged().ok());
   const KeyEntry* b_key = b->snapshot()->FindKey("acme", "one");
-  EXPECT_NE(b_key->sealing_subkey, b_one);
+  EXPECT_NE(b_key->sealing, b_one);
   const std::vector<uint8_t> plaintext = {1, 2, 3};
-  auto sealed = b_key->sealing_subkey->Seal(plaintext, {});
+  auto epoch = b_key->sealing->Current();
+  ASSERT_TRUE(epoch.ok());
+  auto sealed = (*epoch)->Seal(plaintext, {});
   ASSERT_TRUE(sealed.ok());
   const KeyEntry* a_key = a->snapshot()->FindKey("acme", "one");
   auto opener =
       crypto::EpochSubkey::Derive(a_key->versions.at(1).material->span(),
-                                  {"acme", "one", 1}, b_key->sealing_subkey->epoch_id());
+                                  {"acme", "one", 1}, (*epoch)->epoch_id());
   ASSERT_TRUE(opener.ok());
   auto opened = (*opener)->Open(*sealed, {});
   ASSERT_TRUE(opened.ok()) << opened.status();

@@ -12,21 +12,19 @@ bool SameBytes(const crypto::SecretBytes& a, const crypto::SecretBytes& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// The previous snapshot's sealing subkey for `key`, if it is still the right one.
-std::shared_ptr<crypto::EpochSubkey> ReusableSubkey(const KeyEntry& key,
-                                                    const Snapshot* previous) {
+// The previous snapshot's sealing epoch for `key`, if it is still the right one.
+std::shared_ptr<SealingEpoch> ReusableEpoch(const KeyEntry& key,
+                                            const Snapshot* previous) {
   const KeyEntry* old =
       previous == nullptr ? nullptr : previous->FindKey(key.tenant, key.name);
-  if (old == nullptr || old->sealing_subkey == nullptr ||
-      old->primary_version != key.primary_version ||
-      old->sealing_subkey->NearlyExhausted()) {
+  if (old == nullptr || old->sealing == nullptr ||
+      old->primary_version != key.primary_version) {
     return nullptr;
   }
   // A tenant deleted and created again has a version 1 with other material.
-  const auto& then = old->versions.at(old->primary_version).material;
   const auto& now = key.versions.at(key.primary_version).material;
-  if (then == nullptr || now == nullptr || !SameBytes(*then, *now)) return nullptr;
-  return old->sealing_subkey;
+  if (now == nullptr || !SameBytes(old->sealing->material(), *now)) return nullptr;
+  return old->sealing;
 }
 
 absl::StatusOr<KeyEntry> BuildKey(const std::string& tenant, const internal::Key& key,
@@ -53,13 +51,11 @@ absl::StatusOr<KeyEntry> BuildKey(const std::string& tenant, const internal::Key
     return absl::DataLossError(
         absl::StrCat("key ", tenant, "/", key.name(), " has no usable primary version"));
   }
-  entry.sealing_subkey = ReusableSubkey(entry, previous);
-  if (entry.sealing_subkey == nullptr) {
-    auto subkey = crypto::EpochSubkey::DeriveNewEpoch(
-        primary->second.material->span(),
+  entry.sealing = ReusableEpoch(entry, previous);
+  if (entry.sealing == nullptr) {
+    entry.sealing = std::make_shared<SealingEpoch>(
+        primary->second.material,
         crypto::KeyContext{tenant, key.name(), entry.primary_version});
-    if (!subkey.ok()) return subkey.status();
-    entry.sealing_subkey = std::move(*subkey);
   }
   return entry;
 }

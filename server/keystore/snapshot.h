@@ -16,6 +16,7 @@
 #include "crypto/format/unary.h"
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/keystore_file.h"
+#include "server/keystore/sealing_epoch.h"
 
 namespace sealbox::server {
 
@@ -37,11 +38,10 @@ struct KeyEntry {
   uint32_t primary_version = 0;
   uint32_t min_decryption_version = 0;
   std::map<uint32_t, KeyVersionEntry> versions;
-  // The primary version's epoch subkey for sealing, already expanded. Derived when
-  // a snapshot is built (a fresh epoch per process and per rotation); a new snapshot
+  // The primary version's sealing epoch, expanded on first use. A new snapshot
   // reuses the previous one's while the primary version and its material are the
   // same, so an admin change elsewhere does not restart every key's epoch.
-  std::shared_ptr<crypto::EpochSubkey> sealing_subkey;
+  std::shared_ptr<SealingEpoch> sealing;
 
   // The version for opening, or: NOT_FOUND (no such version), FAILED_PRECONDITION
   // (disabled, destroyed, or below the minimum decryption version).
