@@ -1,5 +1,6 @@
 #include "server/crypto_service.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,10 @@
 
 namespace sealbox::server {
 namespace {
+
+// Responses carry at most this much, so a 4 MiB segment never meets gRPC's default
+// 4 MiB message limit on either side.
+constexpr size_t kMaxResponseChunk = 1 << 20;
 
 absl::Span<const uint8_t> AsBytes(const std::string& s) {
   return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()),
@@ -158,11 +163,13 @@ class SealStreamReactor
       if (sealer_ == nullptr) return Fail(absl::InvalidArgumentError(
           "stream ended before its start message"));
       out_.clear();
+      sent_ = 0;
       if (absl::Status s = sealer_->Finish(out_); !s.ok()) return Fail(s);
       finishing_ = true;
       return Send();
     }
     out_.clear();
+    sent_ = 0;
     absl::Status status = sealer_ == nullptr ? Start() : Chunk();
     if (!status.ok()) return Fail(status);
     if (out_.empty()) return StartRead(&request_);
@@ -171,12 +178,16 @@ class SealStreamReactor
 
   void OnWriteDone(bool ok) override {
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    if (sent_ < out_.size()) return Send();
     if (finishing_) return Finish(grpc::Status::OK);
     StartRead(&request_);
   }
 
   void OnDone() override {
     service_->metrics_->RecordOutcome("SealStream", outcome_, started_);
+    if (absl::IsUnauthenticated(outcome_)) {
+      Log("auth_failed", "warning").Add("method", "SealStream").Add("peer", context_->peer());
+    }
     service_->active_streams_.fetch_sub(1);
     service_->metrics_->StreamEnded();
     delete this;
@@ -212,9 +223,12 @@ class SealStreamReactor
     return status;
   }
 
+  // Sends the next slice of out_; OnWriteDone sends the rest.
   void Send() {
-    response_.set_ciphertext_chunk(AsString(out_));
+    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
+    response_.set_ciphertext_chunk(reinterpret_cast<const char*>(out_.data()) + sent_, n);
     response_.set_key_version(key_version_);
+    sent_ += n;
     StartWrite(&response_);
   }
 
@@ -230,7 +244,8 @@ class SealStreamReactor
   v1::SealStreamRequest request_;
   v1::SealStreamResponse response_;
   std::unique_ptr<crypto::StreamSealer> sealer_;
-  std::vector<uint8_t> out_;
+  std::vector<uint8_t> out_;  // ciphertext to send
+  size_t sent_ = 0;           // how much of out_ has been sent
   uint32_t key_version_ = 0;
   bool finishing_ = false;
 };
@@ -262,12 +277,14 @@ class OpenStreamReactor
       if (opener_ == nullptr) return Fail(absl::InvalidArgumentError(
           "stream ended before its start message"));
       out_.clear();
+      sent_ = 0;
       if (absl::Status s = opener_->Finish(out_); !s.ok()) return Fail(s);
       finishing_ = true;
       if (out_.empty()) return Finish(grpc::Status::OK);
       return Send();
     }
     out_.clear();
+    sent_ = 0;
     absl::Status status = opener_ == nullptr ? Start() : Chunk();
     if (!status.ok()) return Fail(status);
     if (out_.empty()) return StartRead(&request_);
@@ -277,12 +294,17 @@ class OpenStreamReactor
   void OnWriteDone(bool ok) override {
     WipeString(response_.mutable_plaintext_chunk());
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    if (sent_ < out_.size()) return Send();
+    std::fill(out_.begin(), out_.end(), 0);
     if (finishing_) return Finish(grpc::Status::OK);
     StartRead(&request_);
   }
 
   void OnDone() override {
     service_->metrics_->RecordOutcome("OpenStream", outcome_, started_);
+    if (absl::IsUnauthenticated(outcome_)) {
+      Log("auth_failed", "warning").Add("method", "OpenStream").Add("peer", context_->peer());
+    }
     service_->active_streams_.fetch_sub(1);
     service_->metrics_->StreamEnded();
     delete this;
@@ -314,11 +336,13 @@ class OpenStreamReactor
     return opener_->Update(AsBytes(request_.ciphertext_chunk()), out_);
   }
 
+  // Sends the next slice of out_; OnWriteDone sends the rest.
   void Send() {
-    service_->metrics_->AddBytesOpened(out_.size());
-    response_.set_plaintext_chunk(AsString(out_));
-    std::fill(out_.begin(), out_.end(), 0);
+    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
+    service_->metrics_->AddBytesOpened(n);
+    response_.set_plaintext_chunk(reinterpret_cast<const char*>(out_.data()) + sent_, n);
     response_.set_key_version(opener_->key_version());
+    sent_ += n;
     StartWrite(&response_);
   }
 
@@ -334,7 +358,8 @@ class OpenStreamReactor
   v1::OpenStreamRequest request_;
   v1::OpenStreamResponse response_;
   std::unique_ptr<crypto::StreamOpener> opener_;
-  std::vector<uint8_t> out_;
+  std::vector<uint8_t> out_;  // verified plaintext to send
+  size_t sent_ = 0;           // how much of out_ has been sent
   bool finishing_ = false;
 };
 

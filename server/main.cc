@@ -12,6 +12,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -232,10 +234,18 @@ std::vector<char*> DashesToUnderscores(int argc, char** argv,
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "sealbox-server: AES-GCM encryption service over gRPC.\n"
+      "AES-GCM encryption service over gRPC.\n"
       "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
       "  try it:       sealbox-server --dev\n"
       "Flags may be written with dashes or underscores (--data-dir, --data_dir).");
+  // Abseil's --help lists only flags of a file named after the program; all of
+  // sealbox-server's flags live in this file, so list them.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = DashesToUnderscores(argc, argv, storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());

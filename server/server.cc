@@ -70,6 +70,9 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   // transport's cap on any one message, streams' chunks included.
   builder.SetMaxReceiveMessageSize(4 << 20);
   builder.SetMaxSendMessageSize(4 << 20);
+  // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy port
+  // starts "successfully" and shares its connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(

@@ -15,9 +15,16 @@
 namespace sealbox::server {
 namespace {
 
+// A failed system call as a status. Only a missing file keeps its own code (the
+// loader asks for it); any other failure is the server's (INTERNAL), never
+// PERMISSION_DENIED or UNAVAILABLE, which callers would read as a problem with their
+// credentials or a reason to retry.
 absl::Status Errno(absl::string_view what, const std::string& path) {
-  int error = errno;
-  return absl::ErrnoToStatus(error, absl::StrCat(what, " ", path));
+  const int error = errno;
+  const std::string message =
+      absl::StrCat(what, " ", path, ": ", std::strerror(error));
+  if (error == ENOENT) return absl::NotFoundError(message);
+  return absl::InternalError(message);
 }
 
 std::string Directory(const std::string& path) {

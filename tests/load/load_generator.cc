@@ -46,20 +46,25 @@
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of a sealbox-server "
-          "started with --bench_echo.");
+ABSL_FLAG(std::string, server, "127.0.0.1:50051",
+          "host:port of a sealbox-server started with --bench_echo.");
 ABSL_FLAG(std::string, admin_token_file, "",
           "File with the server's admin token (to create the benchmark's tenant).");
 ABSL_FLAG(int, server_pid, 0,
           "The server's process id, to read its memory from /proc; 0: not reported.");
 ABSL_FLAG(double, seconds, 3, "Measured seconds per unary row and method.");
-ABSL_FLAG(double, warmup_seconds, 0.5, "Unmeasured calls before each unary measurement.");
+ABSL_FLAG(int, rounds, 3,
+          "Each unary row alternates Echo, Seal and Open this many times (seconds/rounds "
+          "each), so that background load falls on all three alike.");
+ABSL_FLAG(double, warmup_seconds, 0.2, "Unmeasured calls before each unary measurement.");
 ABSL_FLAG(int64_t, max_requests, 1000000,
           "Upper bound on the requests of one unary measurement, whatever --seconds.");
-ABSL_FLAG(std::vector<std::string>, concurrency, std::vector<std::string>({"1", "4", "16"}),
+ABSL_FLAG(std::vector<std::string>, concurrency,
+          std::vector<std::string>({"1", "4", "16"}),
           "Concurrent clients (one thread and one blocking call each) per unary row.");
 ABSL_FLAG(std::vector<std::string>, unary_bytes,
-          std::vector<std::string>({"1024", "65536"}), "Message sizes of the unary rows.");
+          std::vector<std::string>({"1024", "65536"}),
+          "Message sizes of the unary rows.");
 ABSL_FLAG(int64_t, stream_bytes, int64_t{1} << 30, "Bytes sent through each stream.");
 ABSL_FLAG(std::vector<std::string>, stream_message_bytes,
           std::vector<std::string>({"65536", "1048576"}),
@@ -89,8 +94,8 @@ std::vector<int64_t> ParseList(const std::vector<std::string>& items, const char
   for (const std::string& item : items) {
     int64_t value = 0;
     if (!absl::SimpleAtoi(item, &value) || value <= 0) {
-      std::fprintf(stderr, "load_generator: --%s: \"%s\" is not a positive number\n", flag,
-                   item.c_str());
+      std::fprintf(stderr, "load_generator: --%s: \"%s\" is not a positive number\n",
+                   flag, item.c_str());
       std::exit(2);
     }
     values.push_back(value);
@@ -158,7 +163,8 @@ class RssMonitor {
     sampler_.join();
     result_.after_kib = ProcStatusKib(pid_, "VmRSS:");
     result_.peak_kib = std::max(result_.peak_kib, result_.after_kib);
-    if (hwm_reset_) result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmHWM:"));
+    if (hwm_reset_)
+      result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmHWM:"));
     return result_;
   }
 
@@ -172,25 +178,42 @@ class RssMonitor {
 
 // ---- Unary calls ----------------------------------------------------------------
 
-struct UnaryResult {
-  double requests_per_second = 0;
-  double p50_us = 0;
-  double p99_us = 0;
+// The calls of one method in one row, over all its rounds.
+class UnarySamples {
+ public:
+  void Add(const std::vector<float>& latencies_us, double seconds) {
+    latencies_us_.insert(latencies_us_.end(), latencies_us.begin(), latencies_us.end());
+    seconds_ += seconds;
+  }
+
+  double requests_per_second() const { return latencies_us_.size() / seconds_; }
+  // p in [0, 1]; sorts on first use.
+  double percentile_us(double p) {
+    if (!sorted_) std::sort(latencies_us_.begin(), latencies_us_.end());
+    sorted_ = true;
+    return latencies_us_[static_cast<size_t>(p * (latencies_us_.size() - 1))];
+  }
+
+ private:
+  std::vector<float> latencies_us_;
+  double seconds_ = 0;
+  bool sorted_ = false;
 };
 
 // One blocking call of one client; each client thread makes its own.
 using UnaryCall = std::function<grpc::Status()>;
 
 // `concurrency` threads each call in a loop: unmeasured for the warm-up, then
-// measured until the time or the request budget runs out.
-absl::StatusOr<UnaryResult> RunUnary(int concurrency,
-                                     const std::function<UnaryCall()>& new_client) {
+// measured for `seconds` or until the request budget runs out.
+absl::Status RunUnary(int concurrency, double seconds,
+                      const std::function<UnaryCall()>& new_client,
+                      UnarySamples& samples) {
   const auto measure_from =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(absl::GetFlag(FLAGS_warmup_seconds)));
-  const auto measure_until =
-      measure_from + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(absl::GetFlag(FLAGS_warmup_seconds)));
+  const auto measure_until = measure_from + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(seconds));
   const int64_t max_requests = absl::GetFlag(FLAGS_max_requests);
 
   std::atomic<int64_t> measured{0};
@@ -230,19 +253,16 @@ absl::StatusOr<UnaryResult> RunUnary(int concurrency,
   }
   for (std::thread& t : clients) t.join();
   if (failed) {
-    return absl::InternalError(absl::StrCat("call failed: ", first_error.error_message()));
+    return absl::InternalError(absl::StrCat(
+        "call failed with gRPC status ", first_error.error_code(), " ",
+        first_error.error_message(),
+        first_error.error_code() == grpc::StatusCode::UNIMPLEMENTED
+            ? "(was the server started with --bench_echo?)"
+            : ""));
   }
   if (latencies_us.empty()) return absl::InternalError("no call completed in time");
-
-  std::sort(latencies_us.begin(), latencies_us.end());
-  auto percentile = [&](double p) {
-    return latencies_us[static_cast<size_t>(p * (latencies_us.size() - 1))];
-  };
-  UnaryResult result;
-  result.requests_per_second = latencies_us.size() / Seconds(last_done - measure_from);
-  result.p50_us = percentile(0.50);
-  result.p99_us = percentile(0.99);
-  return result;
+  samples.Add(latencies_us, Seconds(last_done - measure_from));
+  return absl::OkStatus();
 }
 
 // ---- Streams --------------------------------------------------------------------
@@ -263,7 +283,6 @@ grpc::Status Pump(grpc::ClientReaderWriter<Request, Response>& stream, WriteAll 
   return stream.Finish();
 }
 
-// Checks bytes received at `offset` of a stream of message_bytes-periodic data.
 // Stream data at offset o is pattern[o % message_bytes]: every full message is the
 // same, and any response can be checked where it lands.
 class PatternCheck {
@@ -422,8 +441,8 @@ class Streams {
   int server_pid_;
   uint64_t stream_bytes_;
   std::string pattern_;
-  std::string ciphertext_;            // of the last SealStream
-  size_t sealed_message_bytes_ = 0;   // its plaintext's period
+  std::string ciphertext_;           // of the last SealStream
+  size_t sealed_message_bytes_ = 0;  // its plaintext's period
 };
 
 // ---- Setup: a tenant, key and token of its own -----------------------------------
@@ -445,14 +464,16 @@ absl::StatusOr<std::string> CreateTenant(const std::shared_ptr<grpc::Channel>& c
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     grpc::Status status = ((*admin).*method)(&context, request, response);
     if (status.ok()) return absl::OkStatus();
-    return absl::InternalError(absl::StrCat("admin call failed: ", status.error_message()));
+    return absl::InternalError(
+        absl::StrCat("admin call failed: ", status.error_message()));
   };
   const std::string tenant = absl::StrCat(
       "bench-", getpid(), "-", Clock::now().time_since_epoch().count() % 1000000);
   v1::CreateTenantRequest create_tenant;
   create_tenant.set_name(tenant);
   v1::Tenant created_tenant;
-  if (absl::Status s = call(&v1::Admin::Stub::CreateTenant, create_tenant, &created_tenant);
+  if (absl::Status s =
+          call(&v1::Admin::Stub::CreateTenant, create_tenant, &created_tenant);
       !s.ok()) {
     return s;
   }
@@ -460,20 +481,24 @@ absl::StatusOr<std::string> CreateTenant(const std::shared_ptr<grpc::Channel>& c
   create_key.set_tenant(tenant);
   create_key.set_key(kKey);
   v1::Key created_key;
-  if (absl::Status s = call(&v1::Admin::Stub::CreateKey, create_key, &created_key); !s.ok()) {
+  if (absl::Status s = call(&v1::Admin::Stub::CreateKey, create_key, &created_key);
+      !s.ok()) {
     return s;
   }
   v1::IssueTokenRequest issue;
   issue.set_tenant(tenant);
   issue.set_description("tools/dev bench service");
   v1::IssueTokenResponse issued;
-  if (absl::Status s = call(&v1::Admin::Stub::IssueToken, issue, &issued); !s.ok()) return s;
+  if (absl::Status s = call(&v1::Admin::Stub::IssueToken, issue, &issued); !s.ok())
+    return s;
   return issued.token();
 }
 
 // ---- The run ---------------------------------------------------------------------
 
-std::string Ratio(double a, double b) { return b > 0 ? absl::StrFormat("%.2f", a / b) : "-"; }
+std::string Ratio(double a, double b) {
+  return b > 0 ? absl::StrFormat("%.2f", a / b) : "-";
+}
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
@@ -481,6 +506,7 @@ int Run() {
   const std::string address = absl::GetFlag(FLAGS_server);
   const int server_pid = absl::GetFlag(FLAGS_server_pid);
   const uint64_t stream_bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_stream_bytes));
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_rounds));
   const std::vector<int64_t> concurrencies =
       ParseList(absl::GetFlag(FLAGS_concurrency), "concurrency");
   const std::vector<int64_t> unary_sizes =
@@ -493,7 +519,8 @@ int Run() {
       return 2;
     }
   }
-  absl::StatusOr<std::string> admin_token = ReadToken(absl::GetFlag(FLAGS_admin_token_file));
+  absl::StatusOr<std::string> admin_token =
+      ReadToken(absl::GetFlag(FLAGS_admin_token_file));
   if (!admin_token.ok()) {
     std::fprintf(stderr, "load_generator: --admin_token_file: %s\n",
                  std::string(admin_token.status().message()).c_str());
@@ -504,29 +531,34 @@ int Run() {
   args.SetMaxReceiveMessageSize(8 << 20);
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() +
+                                 std::chrono::seconds(10))) {
     std::fprintf(stderr, "load_generator: cannot connect to %s\n", address.c_str());
     return 1;
   }
   absl::StatusOr<std::string> token = CreateTenant(channel, *admin_token);
   if (!token.ok()) {
-    std::fprintf(stderr, "load_generator: %s\n", std::string(token.status().message()).c_str());
+    std::fprintf(stderr, "load_generator: %s\n",
+                 std::string(token.status().message()).c_str());
     return 1;
   }
   auto fail = [](const char* what, const absl::Status& status) {
-    std::fprintf(stderr, "load_generator: %s: %s\n", what, std::string(status.message()).c_str());
+    std::fprintf(stderr, "load_generator: %s: %s\n", what,
+                 std::string(status.message()).c_str());
     return 1;
   };
 
-  std::printf("sealbox service benchmark: server %s, AES-256-GCM key, %u CPUs here, "
-              "loopback, no TLS\n\n",
-              address.c_str(), std::thread::hardware_concurrency());
-  std::printf("Unary: %g s per cell after %g s of warm-up; one thread and one blocking "
-              "call per client; latency in us\n",
-              absl::GetFlag(FLAGS_seconds), absl::GetFlag(FLAGS_warmup_seconds));
+  std::printf(
+      "sealbox service benchmark: server %s, AES-256-GCM key, %u CPUs here, "
+      "loopback, no TLS\n\n",
+      address.c_str(), std::thread::hardware_concurrency());
+  std::printf(
+      "Unary: %g s per method and row, in %d rounds of Echo, Seal, Open (each after "
+      "%g s of warm-up); one thread and one blocking call per client; latency in us\n",
+      absl::GetFlag(FLAGS_seconds), rounds, absl::GetFlag(FLAGS_warmup_seconds));
   std::printf("%-7s %4s | %9s %7s %7s | %9s %7s %7s %9s | %9s %7s %7s %9s\n", "size",
-              "conc", "Echo/s", "p50", "p99", "Seal/s", "p50", "p99", "Seal/Echo", "Open/s",
-              "p50", "p99", "Open/Echo");
+              "conc", "Echo/s", "p50", "p99", "Seal/s", "p50", "p99", "Seal/Echo",
+              "Open/s", "p50", "p99", "Open/Echo");
   std::fflush(stdout);
 
   // Seal/Echo at 1 KiB for each concurrency, for the targets.
@@ -547,65 +579,80 @@ int Run() {
       if (!status.ok()) return fail("Seal", absl::InternalError(status.error_message()));
       ciphertext = response.ciphertext();
     }
+    const auto new_echo_client = [&]() -> UnaryCall {
+      auto stub = std::shared_ptr<Echo::Stub>(Echo::NewStub(channel));
+      auto request = std::make_shared<EchoMessage>();
+      request->set_data(data);
+      return [stub, request] {
+        grpc::ClientContext context;
+        EchoMessage response;
+        return stub->Echo(&context, *request, &response);
+      };
+    };
+    const auto new_seal_client = [&]() -> UnaryCall {
+      auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+      auto request = std::make_shared<v1::SealRequest>();
+      request->set_key(kKey);
+      request->set_plaintext(data);
+      return [stub, request, bearer = "Bearer " + *token] {
+        grpc::ClientContext context;
+        context.AddMetadata("authorization", bearer);
+        v1::SealResponse response;
+        return stub->Seal(&context, *request, &response);
+      };
+    };
+    const auto new_open_client = [&]() -> UnaryCall {
+      auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+      auto request = std::make_shared<v1::OpenRequest>();
+      request->set_key(kKey);
+      request->set_ciphertext(ciphertext);
+      return [stub, request, bearer = "Bearer " + *token] {
+        grpc::ClientContext context;
+        context.AddMetadata("authorization", bearer);
+        v1::OpenResponse response;
+        return stub->Open(&context, *request, &response);
+      };
+    };
     for (int64_t concurrency : concurrencies) {
-      absl::StatusOr<UnaryResult> echo = RunUnary(concurrency, [&]() -> UnaryCall {
-        auto stub = std::shared_ptr<Echo::Stub>(Echo::NewStub(channel));
-        auto request = std::make_shared<EchoMessage>();
-        request->set_data(data);
-        return [stub, request] {
-          grpc::ClientContext context;
-          EchoMessage response;
-          return stub->Echo(&context, *request, &response);
-        };
-      });
-      if (!echo.ok()) return fail("Echo", echo.status());
-      absl::StatusOr<UnaryResult> seal = RunUnary(concurrency, [&]() -> UnaryCall {
-        auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
-        auto request = std::make_shared<v1::SealRequest>();
-        request->set_key(kKey);
-        request->set_plaintext(data);
-        return [stub, request, bearer = "Bearer " + *token] {
-          grpc::ClientContext context;
-          context.AddMetadata("authorization", bearer);
-          v1::SealResponse response;
-          return stub->Seal(&context, *request, &response);
-        };
-      });
-      if (!seal.ok()) return fail("Seal", seal.status());
-      absl::StatusOr<UnaryResult> open = RunUnary(concurrency, [&]() -> UnaryCall {
-        auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
-        auto request = std::make_shared<v1::OpenRequest>();
-        request->set_key(kKey);
-        request->set_ciphertext(ciphertext);
-        return [stub, request, bearer = "Bearer " + *token] {
-          grpc::ClientContext context;
-          context.AddMetadata("authorization", bearer);
-          v1::OpenResponse response;
-          return stub->Open(&context, *request, &response);
-        };
-      });
-      if (!open.ok()) return fail("Open", open.status());
-      if (size == 1024) {
-        seal_1k_ratios.push_back({concurrency, seal->requests_per_second /
-                                                   echo->requests_per_second});
+      UnarySamples echo, seal, open;
+      const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
+      for (int round = 0; round < rounds; ++round) {
+        if (absl::Status s = RunUnary(concurrency, seconds, new_echo_client, echo);
+            !s.ok()) {
+          return fail("Echo", s);
+        }
+        if (absl::Status s = RunUnary(concurrency, seconds, new_seal_client, seal);
+            !s.ok()) {
+          return fail("Seal", s);
+        }
+        if (absl::Status s = RunUnary(concurrency, seconds, new_open_client, open);
+            !s.ok()) {
+          return fail("Open", s);
+        }
       }
-      std::printf("%-7s %4lld | %9.0f %7.0f %7.0f | %9.0f %7.0f %7.0f %9s | %9.0f %7.0f "
-                  "%7.0f %9s\n",
-                  SizeName(size).c_str(), static_cast<long long>(concurrency),
-                  echo->requests_per_second, echo->p50_us, echo->p99_us,
-                  seal->requests_per_second, seal->p50_us, seal->p99_us,
-                  Ratio(seal->requests_per_second, echo->requests_per_second).c_str(),
-                  open->requests_per_second, open->p50_us, open->p99_us,
-                  Ratio(open->requests_per_second, echo->requests_per_second).c_str());
+      if (size == 1024) {
+        seal_1k_ratios.push_back(
+            {concurrency, seal.requests_per_second() / echo.requests_per_second()});
+      }
+      std::printf(
+          "%-7s %4lld | %9.0f %7.0f %7.0f | %9.0f %7.0f %7.0f %9s | %9.0f %7.0f "
+          "%7.0f %9s\n",
+          SizeName(size).c_str(), static_cast<long long>(concurrency),
+          echo.requests_per_second(), echo.percentile_us(0.5), echo.percentile_us(0.99),
+          seal.requests_per_second(), seal.percentile_us(0.5), seal.percentile_us(0.99),
+          Ratio(seal.requests_per_second(), echo.requests_per_second()).c_str(),
+          open.requests_per_second(), open.percentile_us(0.5), open.percentile_us(0.99),
+          Ratio(open.requests_per_second(), echo.requests_per_second()).c_str());
       std::fflush(stdout);
     }
   }
 
   // VmHWM so far; the stream measurements reset it, so it is carried by hand.
   int64_t peak_rss_kib = server_pid ? ProcStatusKib(server_pid, "VmHWM:") : 0;
-  std::printf("\nStreams of %s each, MB/s (10^6 bytes/s), client writing and reading at "
-              "once; server RSS in MiB (before > peak > after)\n",
-              SizeName(stream_bytes).c_str());
+  std::printf(
+      "\nStreams of %s each, MB/s (10^6 bytes/s), client writing and reading at "
+      "once; server RSS in MiB (before > peak > after)\n",
+      SizeName(stream_bytes).c_str());
   std::printf("%-8s | %10s %10s %10s | %9s %9s | %-22s %-22s %-22s\n", "message",
               "EchoStream", "SealStream", "OpenStream", "Seal/Echo", "Open/Echo",
               "EchoStream RSS", "SealStream RSS", "OpenStream RSS");
@@ -614,8 +661,8 @@ int Run() {
   double worst_seal_ratio = 1e9, worst_open_ratio = 1e9;
   int64_t worst_growth_kib = 0;
   auto rss = [](const RssDuring& r) {
-    return absl::StrFormat("%.1f > %.1f > %.1f", r.before_kib / 1024.0, r.peak_kib / 1024.0,
-                           r.after_kib / 1024.0);
+    return absl::StrFormat("%.1f > %.1f > %.1f", r.before_kib / 1024.0,
+                           r.peak_kib / 1024.0, r.after_kib / 1024.0);
   };
   for (int64_t size : message_sizes) {
     absl::StatusOr<StreamResult> echo = streams.EchoStream(size);
@@ -624,15 +671,18 @@ int Run() {
     if (!seal.ok()) return fail("SealStream", seal.status());
     absl::StatusOr<StreamResult> open = streams.OpenStream(size);
     if (!open.ok()) return fail("OpenStream", open.status());
-    worst_seal_ratio = std::min(worst_seal_ratio, seal->mb_per_second / echo->mb_per_second);
-    worst_open_ratio = std::min(worst_open_ratio, open->mb_per_second / echo->mb_per_second);
+    worst_seal_ratio =
+        std::min(worst_seal_ratio, seal->mb_per_second / echo->mb_per_second);
+    worst_open_ratio =
+        std::min(worst_open_ratio, open->mb_per_second / echo->mb_per_second);
     for (const StreamResult* r : {&*echo, &*seal, &*open}) {
       worst_growth_kib = std::max(worst_growth_kib, r->rss.growth_kib());
       peak_rss_kib = std::max(peak_rss_kib, r->rss.peak_kib);
     }
     std::printf("%-8s | %10.0f %10.0f %10.0f | %9s %9s | %-22s %-22s %-22s\n",
                 SizeName(size).c_str(), echo->mb_per_second, seal->mb_per_second,
-                open->mb_per_second, Ratio(seal->mb_per_second, echo->mb_per_second).c_str(),
+                open->mb_per_second,
+                Ratio(seal->mb_per_second, echo->mb_per_second).c_str(),
                 Ratio(open->mb_per_second, echo->mb_per_second).c_str(),
                 rss(echo->rss).c_str(), rss(seal->rss).c_str(), rss(open->rss).c_str());
     std::fflush(stdout);
@@ -658,7 +708,8 @@ int Run() {
     std::printf("  server RSS growth in a stream < 16 MiB: %-34s %s\n",
                 absl::StrFormat("worst %.1f MiB", worst_growth_kib / 1024.0).c_str(),
                 Verdict(worst_growth_kib < 16 * 1024));
-    std::printf("  server peak RSS (VmHWM) over the run:   %.1f MiB\n", peak_rss_kib / 1024.0);
+    std::printf("  server peak RSS (VmHWM) over the run:   %.1f MiB\n",
+                peak_rss_kib / 1024.0);
   } else {
     std::printf("  server RSS: not measured (give --server_pid)\n");
   }

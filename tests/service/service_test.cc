@@ -108,13 +108,14 @@ class ServiceTest : public ::testing::Test {
   // Seals `plaintext` as a stream sent in `chunk`-byte messages; returns the
   // concatenated ciphertext.
   grpc::Status SealStream(const std::string& tenant, const std::string& plaintext,
-                          size_t chunk, std::string* ciphertext) {
+                          size_t chunk, std::string* ciphertext,
+                          uint32_t segment_size = 4096) {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->SealStream(&context);
     v1::SealStreamRequest request;
     request.mutable_start()->set_key("default");
-    request.mutable_start()->set_segment_size(4096);
+    request.mutable_start()->set_segment_size(segment_size);
     stream->Write(request);
     // Write everything first, then read: fine for test sizes below the flow-control
     // window; the CLI does both at once.
@@ -335,6 +336,19 @@ TEST_F(ServiceTest, StreamRoundTripInAnyChunking) {
       EXPECT_EQ(opened, plaintext);
     }
   }
+}
+
+TEST_F(ServiceTest, LargestSegmentsFitInResponses) {
+  // 4 MiB segments: each one spans several response messages, which must each stay
+  // under gRPC's default 4 MiB limit.
+  std::string plaintext = RandomString((9 << 20) + 3);
+  std::string ciphertext;
+  grpc::Status sealed = SealStream("alpha", plaintext, 1 << 20, &ciphertext, 4 << 20);
+  ASSERT_TRUE(sealed.ok()) << sealed.error_message();
+  std::string opened;
+  grpc::Status status = OpenStream("alpha", ciphertext, 3 << 20, &opened);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(opened, plaintext);
 }
 
 TEST_F(ServiceTest, TruncatedStreamFails) {

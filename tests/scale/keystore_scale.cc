@@ -1,0 +1,391 @@
+// Keystore at scale, for `tools/dev bench keystore`: writes a keystore of
+// --tenants x --keys_per_tenant AES-256 keys (one version each, one token per tenant)
+// straight through the file format, then measures what loading and holding it costs:
+//
+//   file       the size of keystore.sbx
+//   open       wall time of Keystore::Open (median of --opens fresh opens), and of
+//              its two halves: OpenKeystore (decrypt + parse) and Snapshot::Build
+//   memory     VmRSS and heap in use (mallinfo2) before and after one loaded keystore,
+//              each after malloc_trim; the peak (VmHWM) during that Open
+//   seal       the first Seal on a key (its epoch is derived then) beside later ones
+//   warm       what every key's derived epoch adds once each has sealed (--warm_all)
+//
+// and checks the targets: 100,000 keys load in under 3 s and use under 256 MiB.
+// A tool, not a test: build it with -c opt; docs/PERFORMANCE.md has the figures.
+#include <fcntl.h>
+#include <malloc.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "crypto/aes_gcm.h"
+#include "crypto/format/secret_bytes.h"
+#include "crypto/format/unary.h"
+#include "server/keystore/keystore.h"
+#include "server/keystore/keystore_file.h"
+#include "server/keystore/snapshot.h"
+
+ABSL_FLAG(int, tenants, 1000, "Tenants in the keystore.");
+ABSL_FLAG(int, keys_per_tenant, 100, "AES-256 keys per tenant, one version each.");
+ABSL_FLAG(int, opens, 3, "Fresh Keystore::Open calls timed; the median is reported.");
+ABSL_FLAG(int, seal_keys, 1000, "Keys, spread over the keystore, whose Seals are timed.");
+ABSL_FLAG(int, later_seals, 20, "Seals timed on each of those keys after the first.");
+ABSL_FLAG(int, seal_bytes, 64, "Plaintext bytes per Seal.");
+ABSL_FLAG(bool, warm_all, true,
+          "Also seal once with every key and report the memory their epochs add.");
+
+namespace sealbox::scale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kTargetOpenSeconds = 3;
+constexpr double kTargetMiB = 256;
+constexpr int64_t kTargetKeys = 100000;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+[[noreturn]] void Fail(const std::string& what, const absl::Status& status) {
+  std::fprintf(stderr, "keystore_scale: %s: %s\n", what.c_str(),
+               status.ToString().c_str());
+  std::exit(1);
+}
+
+std::string RandomString(size_t bytes) {
+  std::string out(bytes, '\0');
+  RAND_bytes(reinterpret_cast<uint8_t*>(out.data()), bytes);
+  return out;
+}
+
+// ---- Memory, from /proc/self/status and glibc -----------------------------------
+
+// A "VmRSS:" style field, in bytes; 0 when unreadable.
+int64_t ProcStatusBytes(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field, 0) != 0) continue;
+    int64_t kib = 0;
+    std::istringstream(line.substr(std::strlen(field))) >> kib;
+    return kib * 1024;
+  }
+  return 0;
+}
+
+// Resets VmHWM to the current RSS (Linux 4.0+); false where not allowed.
+bool ResetPeakRss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+  clear_refs.flush();
+  return static_cast<bool>(clear_refs);
+}
+
+struct Memory {
+  int64_t rss = 0;   // VmRSS
+  int64_t heap = 0;  // malloc'd bytes in use, every arena plus mmapped chunks
+};
+
+// Memory now, after handing every free page back to the kernel.
+Memory MemoryNow() {
+  malloc_trim(0);
+  struct mallinfo2 info = mallinfo2();
+  return {ProcStatusBytes("VmRSS:"), static_cast<int64_t>(info.uordblks + info.hblkhd)};
+}
+
+// ---- The keystore file -----------------------------------------------------------
+
+// Names like the ones people use: short enough for the string's inline buffer
+// (15 bytes in libstdc++), so the figures are not inflated by long names.
+std::string TenantName(int t) { return absl::StrFormat("tenant-%05d", t); }
+std::string KeyName(int k) { return absl::StrFormat("key-%04d", k); }
+
+// Builds the file's contents directly: one admin call per key would rewrite the
+// whole file 100,000 times.
+server::KeystoreContents BuildContents(int tenants, int keys_per_tenant) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  server::KeystoreContents contents;
+  contents.generation = 1;
+  for (int t = 0; t < tenants; ++t) {
+    internal::Tenant* tenant = contents.file.add_tenants();
+    tenant->set_name(TenantName(t));
+    internal::Token* token = tenant->add_tokens();
+    token->set_id(absl::BytesToHexString(RandomString(8)));
+    std::string secret = RandomString(32);
+    std::string sha256(SHA256_DIGEST_LENGTH, '\0');
+    SHA256(reinterpret_cast<const uint8_t*>(secret.data()), secret.size(),
+           reinterpret_cast<uint8_t*>(sha256.data()));
+    token->set_sha256(sha256);
+    token->set_description("keystore_scale");
+    token->set_create_time_unix(now);
+    for (int k = 0; k < keys_per_tenant; ++k) {
+      internal::Key* key = tenant->add_keys();
+      key->set_name(KeyName(k));
+      key->set_algorithm(v1::AES_256_GCM);
+      key->set_primary_version(1);
+      key->set_min_decryption_version(1);
+      internal::KeyVersion* version = key->add_versions();
+      version->set_version(1);
+      version->set_state(v1::ENABLED);
+      version->set_material(RandomString(32));
+      version->set_imported(false);
+      version->set_create_time_unix(now);
+    }
+  }
+  return contents;
+}
+
+void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  size_t done = 0;
+  while (fd >= 0 && done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += n;
+  }
+  if (fd < 0 || done != bytes.size() || close(fd) != 0) {
+    Fail(absl::StrCat("writing ", path), absl::InternalError(std::strerror(errno)));
+  }
+}
+
+std::vector<uint8_t> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// ---- Measurements ----------------------------------------------------------------
+
+std::unique_ptr<server::Keystore> OpenKeystore(const std::string& dir,
+                                               const crypto::SecretBytes& kek) {
+  server::KeystoreOptions options;
+  options.data_dir = dir;
+  options.kek = kek.Clone();
+  auto keystore = server::Keystore::Open(std::move(options));
+  if (!keystore.ok()) Fail("Keystore::Open", keystore.status());
+  return *std::move(keystore);
+}
+
+// Seconds per Seal, first (deriving the epoch) and later, on `keys`.
+struct SealTimes {
+  std::vector<double> first;
+  std::vector<double> later;
+};
+
+SealTimes TimeSeals(const std::vector<const server::KeyEntry*>& keys, int later_seals,
+                    size_t seal_bytes) {
+  const std::vector<uint8_t> plaintext(seal_bytes, 0x5a);
+  SealTimes times;
+  auto seal = [&](const server::KeyEntry& key) {
+    Clock::time_point start = Clock::now();
+    absl::StatusOr<crypto::EpochSubkey*> epoch = key.sealing->Current();
+    if (!epoch.ok()) Fail("SealingEpoch::Current", epoch.status());
+    auto sealed = (*epoch)->Seal(plaintext, {});
+    double seconds = SecondsSince(start);
+    if (!sealed.ok()) Fail("EpochSubkey::Seal", sealed.status());
+    return seconds;
+  };
+  for (const server::KeyEntry* key : keys) times.first.push_back(seal(*key));
+  for (int i = 0; i < later_seals; ++i) {
+    for (const server::KeyEntry* key : keys) times.later.push_back(seal(*key));
+  }
+  return times;
+}
+
+std::string Mib(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / kMiB); }
+std::string Micros(double seconds) { return absl::StrFormat("%.1f us", seconds * 1e6); }
+
+int Run() {
+  const int tenants = absl::GetFlag(FLAGS_tenants);
+  const int keys_per_tenant = absl::GetFlag(FLAGS_keys_per_tenant);
+  const int opens = std::max(1, absl::GetFlag(FLAGS_opens));
+  const int64_t keys = int64_t{tenants} * keys_per_tenant;
+  if (tenants < 1 || keys_per_tenant < 1) {
+    std::fprintf(stderr,
+                 "keystore_scale: --tenants and --keys_per_tenant must be >= 1\n");
+    return 2;
+  }
+  auto implementation = crypto::DefaultImplementation();
+  std::printf(
+      "keystore_scale: %d tenants x %d keys = %lld keys (AES-256, 1 version "
+      "each), %d tokens; crypto implementation: %s\n",
+      tenants, keys_per_tenant, static_cast<long long>(keys), tenants,
+      implementation.ok() ? implementation->c_str() : "?");
+
+  char dir_template[] = "/tmp/keystore_scale.XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) {
+    Fail("mkdtemp", absl::InternalError(std::strerror(errno)));
+  }
+  const std::string dir = dir_template;
+  const std::string path = dir + "/keystore.sbx";
+  crypto::SecretBytes kek(server::kKekBytes);
+  RAND_bytes(kek.data(), kek.size());
+
+  // Write the file, then free everything that built it.
+  Clock::time_point start = Clock::now();
+  {
+    server::KeystoreContents contents = BuildContents(tenants, keys_per_tenant);
+    auto bytes = server::SealKeystore(kek, contents);
+    if (!bytes.ok()) Fail("SealKeystore", bytes.status());
+    WriteFile(path, *bytes);
+  }
+  const double write_seconds = SecondsSince(start);
+  const std::vector<uint8_t> file = ReadWholeFile(path);
+
+  // Open: fresh each time, and its two halves on their own.
+  std::vector<double> open_times, decrypt_times, build_times;
+  for (int i = 0; i < opens; ++i) {
+    start = Clock::now();
+    std::unique_ptr<server::Keystore> keystore = OpenKeystore(dir, kek);
+    open_times.push_back(SecondsSince(start));
+  }
+  for (int i = 0; i < opens; ++i) {
+    start = Clock::now();
+    auto contents = server::OpenKeystore(kek, file, path);
+    if (!contents.ok()) Fail("OpenKeystore", contents.status());
+    decrypt_times.push_back(SecondsSince(start));
+    start = Clock::now();
+    auto snapshot = server::Snapshot::Build(*contents, nullptr);
+    if (!snapshot.ok()) Fail("Snapshot::Build", snapshot.status());
+    build_times.push_back(SecondsSince(start));
+  }
+
+  // Memory of one loaded keystore, held from here on.
+  const Memory before = MemoryNow();
+  const bool peak_known = ResetPeakRss();
+  std::unique_ptr<server::Keystore> keystore = OpenKeystore(dir, kek);
+  const int64_t peak_rss = ProcStatusBytes("VmHWM:");
+  const Memory loaded = MemoryNow();
+  std::shared_ptr<const server::Snapshot> snapshot = keystore->snapshot();
+
+  // Seals on keys spread over the whole keystore.
+  std::vector<const server::KeyEntry*> all_keys;
+  all_keys.reserve(keys);
+  for (const auto& [tenant_name, tenant] : snapshot->tenants()) {
+    for (const auto& [key_name, key] : tenant.keys) all_keys.push_back(&key);
+  }
+  const int seal_keys =
+      std::clamp<int64_t>(absl::GetFlag(FLAGS_seal_keys), 1, all_keys.size());
+  std::vector<const server::KeyEntry*> sample;
+  for (int i = 0; i < seal_keys; ++i) {
+    sample.push_back(all_keys[static_cast<size_t>(i) * all_keys.size() / seal_keys]);
+  }
+  const SealTimes seals =
+      TimeSeals(sample, std::max(1, absl::GetFlag(FLAGS_later_seals)),
+                static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_seal_bytes))));
+  const Memory sampled = MemoryNow();
+
+  Memory warm{};
+  if (absl::GetFlag(FLAGS_warm_all)) {
+    TimeSeals(all_keys, 1, 16);
+    warm = MemoryNow();
+  }
+
+  // ---- Report ----------------------------------------------------------------------
+  auto row = [](const std::string& name, const std::string& value) {
+    std::printf("  %-28s %s\n", name.c_str(), value.c_str());
+  };
+  auto seconds_list = [](const std::vector<double>& v) {
+    std::string out;
+    for (double s : v) {
+      absl::StrAppend(&out, out.empty() ? "" : ", ", absl::StrFormat("%.3f", s));
+    }
+    return out;
+  };
+  const double open_s = Median(open_times);
+  const int64_t held_rss = loaded.rss - before.rss;
+  const int64_t held_heap = loaded.heap - before.heap;
+  std::printf("\n");
+  row("file",
+      absl::StrFormat("%s (%.0f bytes per key; written in %.2f s)", Mib(file.size()),
+                      double(file.size()) / keys, write_seconds));
+  row("Keystore::Open (median)",
+      absl::StrFormat("%.3f s  (runs: %s)", open_s, seconds_list(open_times)));
+  row("  decrypt + parse", absl::StrFormat("%.3f s", Median(decrypt_times)));
+  row("  Snapshot::Build", absl::StrFormat("%.3f s", Median(build_times)));
+  row("held: RSS growth",
+      absl::StrFormat("%s (%.0f bytes per key)", Mib(held_rss), double(held_rss) / keys));
+  row("held: heap growth", absl::StrFormat("%s (%.0f bytes per key)", Mib(held_heap),
+                                           double(held_heap) / keys));
+  if (peak_known) {
+    row("peak RSS during Open", absl::StrCat("+", Mib(peak_rss - before.rss)));
+  }
+  row("process RSS, loaded", Mib(loaded.rss));
+  row(absl::StrFormat("first Seal (%d keys)", seal_keys),
+      absl::StrFormat("median %s, max %s  (derives the epoch)",
+                      Micros(Median(seals.first)),
+                      Micros(*std::max_element(seals.first.begin(), seals.first.end()))));
+  row(absl::StrFormat("later Seal (%zu)", seals.later.size()),
+      absl::StrFormat("median %s  (%d-byte plaintext)", Micros(Median(seals.later)),
+                      absl::GetFlag(FLAGS_seal_bytes)));
+  // Per epoch from the pass over every other key where there is one: the sample's
+  // figure also carries one-time costs (OpenSSL's first HKDF, the allocator's growth).
+  const int64_t rest = keys - seal_keys;
+  const bool from_rest = absl::GetFlag(FLAGS_warm_all) && rest > 0;
+  row("heap per derived epoch",
+      absl::StrFormat("%.0f bytes (over %lld keys)",
+                      from_rest ? double(warm.heap - sampled.heap) / rest
+                                : double(sampled.heap - loaded.heap) / seal_keys,
+                      static_cast<long long>(from_rest ? rest : seal_keys)));
+  if (absl::GetFlag(FLAGS_warm_all)) {
+    row("every key sealed once",
+        absl::StrFormat("RSS +%s over loaded, process %s", Mib(warm.rss - loaded.rss),
+                        Mib(warm.rss)));
+  }
+
+  const bool open_met = open_s < kTargetOpenSeconds;
+  const bool memory_met = held_rss / kMiB < kTargetMiB;
+  std::printf(
+      "\ntargets%s:\n",
+      keys == kTargetKeys ? "" : " (set for 100,000 keys; this run has another count)");
+  std::printf("  %-28s %-10s %s\n", "loads in under 3 s",
+              absl::StrFormat("%.2f s", open_s).c_str(), open_met ? "met" : "MISSED");
+  std::printf("  %-28s %-10s %s\n", "uses under 256 MiB",
+              absl::StrFormat("%.0f MiB", held_rss / kMiB).c_str(),
+              memory_met ? "met" : "MISSED");
+
+  keystore.reset();
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+  return open_met && memory_met ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace sealbox::scale
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Writes a keystore of --tenants x --keys_per_tenant keys in a temporary "
+      "directory and measures Keystore::Open, its memory, and first vs later Seals.");
+  absl::ParseCommandLine(argc, argv);
+  return sealbox::scale::Run();
+}
