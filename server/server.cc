@@ -79,6 +79,11 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
         absl::StrCat("cannot listen on ", config.listen,
                      " (address in use, or not a valid host:port?)"));
   }
+  // Health: the whole server ("") and each service by name.
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
+  for (const char* service : {"sealbox.v1.Crypto", "sealbox.v1.Admin"}) {
+    health->SetServingStatus(service, true);
+  }
   server->config_ = std::move(config);
   server->watcher_ = std::thread([s = server.get()] { s->WatchKeystore(); });
   return server;
@@ -102,6 +107,8 @@ void SealboxServer::WatchKeystore() {
 void SealboxServer::Shutdown() {
   if (server_ == nullptr || stopping_.HasBeenNotified()) return;
   stopping_.Notify();
+  // Readiness probes see NOT_SERVING while in-flight calls drain.
+  server_->GetHealthCheckService()->Shutdown();
   const auto deadline =
       std::chrono::system_clock::now() +
       std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));

@@ -6,7 +6,8 @@
 namespace sealbox::server {
 
 bool IsLoopbackAddress(const std::string& host_port) {
-  return absl::StartsWith(host_port, "127.") ||
+  // A unix socket is reachable only through the file system, like loopback.
+  return absl::StartsWith(host_port, "unix:") || absl::StartsWith(host_port, "127.") ||
          absl::StartsWith(host_port, "localhost:") ||
          absl::StartsWith(host_port, "[::1]:");
 }

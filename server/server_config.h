@@ -38,7 +38,7 @@ struct ServerConfig {
   absl::Status Validate() const;
 };
 
-// True for 127.0.0.0/8, [::1] and "localhost" listen addresses.
+// True for 127.0.0.0/8, [::1], "localhost" and unix: socket listen addresses.
 bool IsLoopbackAddress(const std::string& host_port);
 
 }  // namespace sealbox::server

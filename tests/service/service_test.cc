@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -117,15 +118,18 @@ class ServiceTest : public ::testing::Test {
     request.mutable_start()->set_key("default");
     request.mutable_start()->set_segment_size(segment_size);
     stream->Write(request);
-    // Write everything first, then read: fine for test sizes below the flow-control
-    // window; the CLI does both at once.
+    // Read while writing, as a real client must: the server answers each chunk
+    // before it reads the next, so a client that only writes would stall.
+    std::thread reader([&] {
+      v1::SealStreamResponse response;
+      while (stream->Read(&response)) ciphertext->append(response.ciphertext_chunk());
+    });
     for (size_t i = 0; i < plaintext.size(); i += chunk) {
       request.set_plaintext_chunk(plaintext.substr(i, chunk));
       if (!stream->Write(request)) break;
     }
     stream->WritesDone();
-    v1::SealStreamResponse response;
-    while (stream->Read(&response)) ciphertext->append(response.ciphertext_chunk());
+    reader.join();
     return stream->Finish();
   }
 
@@ -137,13 +141,16 @@ class ServiceTest : public ::testing::Test {
     v1::OpenStreamRequest request;
     request.mutable_start()->set_key("default");
     stream->Write(request);
+    std::thread reader([&] {
+      v1::OpenStreamResponse response;
+      while (stream->Read(&response)) plaintext->append(response.plaintext_chunk());
+    });
     for (size_t i = 0; i < ciphertext.size(); i += chunk) {
       request.set_ciphertext_chunk(ciphertext.substr(i, chunk));
       if (!stream->Write(request)) break;
     }
     stream->WritesDone();
-    v1::OpenStreamResponse response;
-    while (stream->Read(&response)) plaintext->append(response.plaintext_chunk());
+    reader.join();
     return stream->Finish();
   }
 
