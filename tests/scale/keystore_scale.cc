@@ -192,8 +192,8 @@ std::vector<uint8_t> ReadWholeFile(const std::string& path) {
 
 // ---- Measurements ----------------------------------------------------------------
 
-std::unique_ptr<server::Keystore> OpenKeystore(const std::string& dir,
-                                               const crypto::SecretBytes& kek) {
+std::unique_ptr<server::Keystore> OpenFresh(const std::string& dir,
+                                            const crypto::SecretBytes& kek) {
   server::KeystoreOptions options;
   options.data_dir = dir;
   options.kek = kek.Clone();
@@ -272,7 +272,7 @@ int Run() {
   std::vector<double> open_times, decrypt_times, build_times;
   for (int i = 0; i < opens; ++i) {
     start = Clock::now();
-    std::unique_ptr<server::Keystore> keystore = OpenKeystore(dir, kek);
+    std::unique_ptr<server::Keystore> keystore = OpenFresh(dir, kek);
     open_times.push_back(SecondsSince(start));
   }
   for (int i = 0; i < opens; ++i) {
@@ -289,7 +289,7 @@ int Run() {
   // Memory of one loaded keystore, held from here on.
   const Memory before = MemoryNow();
   const bool peak_known = ResetPeakRss();
-  std::unique_ptr<server::Keystore> keystore = OpenKeystore(dir, kek);
+  std::unique_ptr<server::Keystore> keystore = OpenFresh(dir, kek);
   const int64_t peak_rss = ProcStatusBytes("VmHWM:");
   const Memory loaded = MemoryNow();
   std::shared_ptr<const server::Snapshot> snapshot = keystore->snapshot();
