@@ -141,60 +141,90 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
   return call.Done(absl::OkStatus());
 }
 
-// One SealStream call: read a message, answer with whatever ciphertext it completed,
-// read the next. One message in flight each way keeps memory bounded by a chunk and
-// a segment, however long the stream.
-class SealStreamReactor
-    : public grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse> {
+// The life of one streaming call, shared by SealStream and OpenStream: read a
+// message, answer with whatever output it completed (in slices of at most
+// kMaxResponseChunk), and only then read the next. One message in flight each way
+// keeps memory bounded by a chunk and a segment, however long the stream. The
+// subclass supplies what a message means (Begin, Consume, End) and where output goes.
+template <typename Request, typename Response>
+class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
  public:
-  SealStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
-      : service_(service), context_(context), started_(absl::Now()) {
+  StreamCall(CryptoService* service, grpc::CallbackServerContext* context,
+             const char* method)
+      : service_(service), context_(context), method_(method), started_(absl::Now()) {}
+
+  // Called once the whole object is built, so no reaction can reach a subclass
+  // that is still being constructed.
+  StreamCall* Start() {
     service_->metrics_->StreamStarted();
     if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
       Fail(absl::ResourceExhaustedError("too many concurrent streams"));
-      return;
+    } else {
+      this->StartRead(&request_);
     }
-    StartRead(&request_);
+    return this;
   }
 
+  // Output may be plaintext: wiped whichever way the call ends.
+  ~StreamCall() override { std::fill(out_.begin(), out_.end(), 0); }
+
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client half-closed (or went away)
-      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
-      if (sealer_ == nullptr) return Fail(absl::InvalidArgumentError(
-          "stream ended before its start message"));
-      out_.clear();
-      sent_ = 0;
-      if (absl::Status s = sealer_->Finish(out_); !s.ok()) return Fail(s);
-      finishing_ = true;
-      return Send();
-    }
     out_.clear();
     sent_ = 0;
-    absl::Status status = sealer_ == nullptr ? Start() : Chunk();
+    if (!ok) {  // the client half-closed, or went away
+      // A cancelled call is not a truncated stream: nothing to finish or count.
+      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
+      if (!begun_) {
+        return Fail(absl::InvalidArgumentError("stream ended before its start message"));
+      }
+      if (absl::Status s = End(out_); !s.ok()) return Fail(s);
+      finishing_ = true;
+      if (out_.empty()) return this->Finish(grpc::Status::OK);
+      return Send();
+    }
+    absl::Status status = begun_ ? NextMessage() : FirstMessage();
     if (!status.ok()) return Fail(status);
-    if (out_.empty()) return StartRead(&request_);
+    if (out_.empty()) return this->StartRead(&request_);
     Send();
   }
 
   void OnWriteDone(bool ok) override {
+    WipeResponse(response_);
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
     if (sent_ < out_.size()) return Send();
-    if (finishing_) return Finish(grpc::Status::OK);
-    StartRead(&request_);
+    std::fill(out_.begin(), out_.end(), 0);
+    if (finishing_) return this->Finish(grpc::Status::OK);
+    this->StartRead(&request_);
   }
 
   void OnDone() override {
-    service_->metrics_->RecordOutcome("SealStream", outcome_, started_);
+    service_->metrics_->RecordOutcome(method_, outcome_, started_);
     if (absl::IsUnauthenticated(outcome_)) {
-      Log("auth_failed", "warning").Add("method", "SealStream").Add("peer", context_->peer());
+      Log("auth_failed", "warning").Add("method", method_).Add("peer", context_->peer());
     }
     service_->active_streams_.fetch_sub(1);
     service_->metrics_->StreamEnded();
     delete this;
   }
 
+ protected:
+  // The start message, once the caller is authenticated: set up, and append any
+  // output (the stream header) to `out`.
+  virtual absl::Status Begin(std::shared_ptr<const Snapshot> snapshot,
+                             const std::string& tenant, const v1::StreamStart& start,
+                             std::vector<uint8_t>& out) = 0;
+  // Every later message's chunk.
+  virtual absl::Status Consume(Request& request, std::vector<uint8_t>& out) = 0;
+  // The client's half-close.
+  virtual absl::Status End(std::vector<uint8_t>& out) = 0;
+  // Puts `size` bytes of output into a response.
+  virtual void Fill(const uint8_t* data, size_t size, Response& response) = 0;
+  virtual void WipeResponse(Response& response) = 0;
+
+  CryptoService* service_;
+
  private:
-  absl::Status Start() {
+  absl::Status FirstMessage() {
     if (!request_.has_start()) {
       return absl::InvalidArgumentError("the first message must be `start`");
     }
@@ -202,175 +232,129 @@ class SealStreamReactor
     absl::StatusOr<std::string> tenant =
         service_->authenticator_->Tenant(*context_, *snapshot);
     if (!tenant.ok()) return tenant.status();
-    const v1::StreamStart& start = request_.start();
-    if (absl::Status s = CheckKeyName(start.key()); !s.ok()) return s;
-    absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
-        service_->data_plane_.NewStreamSealer(*snapshot, *tenant, start.key(),
-                                              AsBytes(start.associated_data()),
-                                              start.segment_size(), key_version_);
-    if (!sealer.ok()) return sealer.status();
-    sealer_ = *std::move(sealer);
-    return sealer_->Update({}, out_);  // the header, at once
+    if (absl::Status s = CheckKeyName(request_.start().key()); !s.ok()) return s;
+    begun_ = true;
+    return Begin(std::move(snapshot), *tenant, request_.start(), out_);
   }
 
-  absl::Status Chunk() {
+  absl::Status NextMessage() {
     if (request_.has_start()) {
       return absl::InvalidArgumentError("`start` may only be the first message");
     }
-    service_->metrics_->AddBytesSealed(request_.plaintext_chunk().size());
-    absl::Status status = sealer_->Update(AsBytes(request_.plaintext_chunk()), out_);
-    WipeString(request_.mutable_plaintext_chunk());
-    return status;
+    return Consume(request_, out_);
   }
 
   // Sends the next slice of out_; OnWriteDone sends the rest.
   void Send() {
     const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
-    response_.set_ciphertext_chunk(reinterpret_cast<const char*>(out_.data()) + sent_, n);
-    response_.set_key_version(key_version_);
+    Fill(out_.data() + sent_, n, response_);
     sent_ += n;
-    StartWrite(&response_);
+    this->StartWrite(&response_);
   }
 
   void Fail(const absl::Status& status) {
     outcome_ = status;
-    Finish(ToGrpcStatus(status));
+    this->Finish(ToGrpcStatus(status));
   }
 
-  CryptoService* service_;
   grpc::CallbackServerContext* context_;
+  const char* method_;
   absl::Time started_;
   absl::Status outcome_;
-  v1::SealStreamRequest request_;
-  v1::SealStreamResponse response_;
-  std::unique_ptr<crypto::StreamSealer> sealer_;
-  std::vector<uint8_t> out_;  // ciphertext to send
+  Request request_;
+  Response response_;
+  std::vector<uint8_t> out_;  // output not yet sent
   size_t sent_ = 0;           // how much of out_ has been sent
-  uint32_t key_version_ = 0;
+  bool begun_ = false;
   bool finishing_ = false;
 };
 
-// One OpenStream call, the mirror of SealStreamReactor. Plaintext leaves only as the
-// opener releases it, segment by segment, after each tag verified.
-class OpenStreamReactor
-    : public grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse> {
+class SealStreamCall final
+    : public StreamCall<v1::SealStreamRequest, v1::SealStreamResponse> {
  public:
-  OpenStreamReactor(CryptoService* service, grpc::CallbackServerContext* context)
-      : service_(service), context_(context), started_(absl::Now()) {
-    service_->metrics_->StreamStarted();
-    if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
-      Fail(absl::ResourceExhaustedError("too many concurrent streams"));
-      return;
-    }
-    StartRead(&request_);
-  }
-
-  ~OpenStreamReactor() override {
-    std::fill(out_.begin(), out_.end(), 0);
-    WipeString(response_.mutable_plaintext_chunk());
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {
-      // A cancelled call is not a truncated stream: no decryption failure to count.
-      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
-      if (opener_ == nullptr) return Fail(absl::InvalidArgumentError(
-          "stream ended before its start message"));
-      out_.clear();
-      sent_ = 0;
-      if (absl::Status s = opener_->Finish(out_); !s.ok()) return Fail(s);
-      finishing_ = true;
-      if (out_.empty()) return Finish(grpc::Status::OK);
-      return Send();
-    }
-    out_.clear();
-    sent_ = 0;
-    absl::Status status = opener_ == nullptr ? Start() : Chunk();
-    if (!status.ok()) return Fail(status);
-    if (out_.empty()) return StartRead(&request_);
-    Send();
-  }
-
-  void OnWriteDone(bool ok) override {
-    WipeString(response_.mutable_plaintext_chunk());
-    if (!ok) return Fail(absl::CancelledError("client stopped reading"));
-    if (sent_ < out_.size()) return Send();
-    std::fill(out_.begin(), out_.end(), 0);
-    if (finishing_) return Finish(grpc::Status::OK);
-    StartRead(&request_);
-  }
-
-  void OnDone() override {
-    service_->metrics_->RecordOutcome("OpenStream", outcome_, started_);
-    if (absl::IsUnauthenticated(outcome_)) {
-      Log("auth_failed", "warning").Add("method", "OpenStream").Add("peer", context_->peer());
-    }
-    service_->active_streams_.fetch_sub(1);
-    service_->metrics_->StreamEnded();
-    delete this;
-  }
+  SealStreamCall(CryptoService* service, grpc::CallbackServerContext* context)
+      : StreamCall(service, context, "SealStream") {}
 
  private:
-  absl::Status Start() {
-    if (!request_.has_start()) {
-      return absl::InvalidArgumentError("the first message must be `start`");
-    }
-    std::shared_ptr<const Snapshot> snapshot = service_->keystore_->snapshot();
-    absl::StatusOr<std::string> tenant =
-        service_->authenticator_->Tenant(*context_, *snapshot);
-    if (!tenant.ok()) return tenant.status();
-    const v1::StreamStart& start = request_.start();
-    if (absl::Status s = CheckKeyName(start.key()); !s.ok()) return s;
+  absl::Status Begin(std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+                     const v1::StreamStart& start, std::vector<uint8_t>& out) override {
+    absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
+        service_->data_plane_.NewStreamSealer(*snapshot, tenant, start.key(),
+                                              AsBytes(start.associated_data()),
+                                              start.segment_size(), key_version_);
+    if (!sealer.ok()) return sealer.status();
+    sealer_ = *std::move(sealer);
+    return sealer_->Update({}, out);  // the header, at once
+  }
+
+  absl::Status Consume(v1::SealStreamRequest& request,
+                       std::vector<uint8_t>& out) override {
+    service_->metrics_->AddBytesSealed(request.plaintext_chunk().size());
+    absl::Status status = sealer_->Update(AsBytes(request.plaintext_chunk()), out);
+    WipeString(request.mutable_plaintext_chunk());
+    return status;
+  }
+
+  absl::Status End(std::vector<uint8_t>& out) override { return sealer_->Finish(out); }
+
+  void Fill(const uint8_t* data, size_t size, v1::SealStreamResponse& response) override {
+    response.set_ciphertext_chunk(reinterpret_cast<const char*>(data), size);
+    response.set_key_version(key_version_);
+  }
+
+  void WipeResponse(v1::SealStreamResponse&) override {}  // ciphertext only
+
+  std::unique_ptr<crypto::StreamSealer> sealer_;
+  uint32_t key_version_ = 0;
+};
+
+// Plaintext leaves only as the opener releases it, segment by segment, after each
+// tag verified.
+class OpenStreamCall final
+    : public StreamCall<v1::OpenStreamRequest, v1::OpenStreamResponse> {
+ public:
+  OpenStreamCall(CryptoService* service, grpc::CallbackServerContext* context)
+      : StreamCall(service, context, "OpenStream") {}
+
+ private:
+  absl::Status Begin(std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+                     const v1::StreamStart& start, std::vector<uint8_t>&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener =
-        service_->data_plane_.NewStreamOpener(snapshot, *tenant, start.key(),
+        service_->data_plane_.NewStreamOpener(std::move(snapshot), tenant, start.key(),
                                               AsBytes(start.associated_data()));
     if (!opener.ok()) return opener.status();
     opener_ = *std::move(opener);
     return absl::OkStatus();
   }
 
-  absl::Status Chunk() {
-    if (request_.has_start()) {
-      return absl::InvalidArgumentError("`start` may only be the first message");
-    }
-    return opener_->Update(AsBytes(request_.ciphertext_chunk()), out_);
+  absl::Status Consume(v1::OpenStreamRequest& request,
+                       std::vector<uint8_t>& out) override {
+    return opener_->Update(AsBytes(request.ciphertext_chunk()), out);
   }
 
-  // Sends the next slice of out_; OnWriteDone sends the rest.
-  void Send() {
-    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
-    service_->metrics_->AddBytesOpened(n);
-    response_.set_plaintext_chunk(reinterpret_cast<const char*>(out_.data()) + sent_, n);
-    response_.set_key_version(opener_->key_version());
-    sent_ += n;
-    StartWrite(&response_);
+  absl::Status End(std::vector<uint8_t>& out) override { return opener_->Finish(out); }
+
+  void Fill(const uint8_t* data, size_t size, v1::OpenStreamResponse& response) override {
+    service_->metrics_->AddBytesOpened(size);
+    response.set_plaintext_chunk(reinterpret_cast<const char*>(data), size);
+    response.set_key_version(opener_->key_version());
   }
 
-  void Fail(const absl::Status& status) {
-    outcome_ = status;
-    Finish(ToGrpcStatus(status));
+  void WipeResponse(v1::OpenStreamResponse& response) override {
+    WipeString(response.mutable_plaintext_chunk());
   }
 
-  CryptoService* service_;
-  grpc::CallbackServerContext* context_;
-  absl::Time started_;
-  absl::Status outcome_;
-  v1::OpenStreamRequest request_;
-  v1::OpenStreamResponse response_;
   std::unique_ptr<crypto::StreamOpener> opener_;
-  std::vector<uint8_t> out_;  // verified plaintext to send
-  size_t sent_ = 0;           // how much of out_ has been sent
-  bool finishing_ = false;
 };
 
 grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>*
 CryptoService::SealStream(grpc::CallbackServerContext* context) {
-  return new SealStreamReactor(this, context);
+  return (new SealStreamCall(this, context))->Start();
 }
 
 grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse>*
 CryptoService::OpenStream(grpc::CallbackServerContext* context) {
-  return new OpenStreamReactor(this, context);
+  return (new OpenStreamCall(this, context))->Start();
 }
 
 }  // namespace sealbox::server

@@ -41,8 +41,10 @@ class CryptoService final : public v1::Crypto::CallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
-  friend class SealStreamReactor;
-  friend class OpenStreamReactor;
+  template <typename Request, typename Response>
+  friend class StreamCall;
+  friend class SealStreamCall;
+  friend class OpenStreamCall;
 
   Keystore* keystore_;
   const Authenticator* authenticator_;
