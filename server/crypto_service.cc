@@ -75,20 +75,29 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       limits_(limits),
       metrics_(metrics) {}
 
+absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
+    const grpc::CallbackServerContext& context, const std::string& key, size_t size,
+    size_t limit) const {
+  Caller caller{keystore_->snapshot(), {}};
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, *caller.snapshot);
+  if (!tenant.ok()) return tenant.status();
+  caller.tenant = *std::move(tenant);
+  if (absl::Status s = CheckKeyName(key); !s.ok()) return s;
+  if (size > limit) return TooLarge(size, limit);
+  return caller;
+}
+
 grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
                                               const v1::SealRequest* request,
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, "Seal");
-  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
-  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
-  if (!tenant.ok()) return call.Done(tenant.status());
-  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
-  if (request->plaintext().size() > limits_.max_unary_bytes) {
-    return call.Done(TooLarge(request->plaintext().size(), limits_.max_unary_bytes));
-  }
-  absl::StatusOr<Sealed> sealed =
-      data_plane_.Seal(*snapshot, *tenant, request->key(), AsBytes(request->plaintext()),
-                       AsBytes(request->associated_data()));
+  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
+                                        request->plaintext().size(),
+                                        limits_.max_unary_bytes);
+  if (!caller.ok()) return call.Done(caller.status());
+  absl::StatusOr<Sealed> sealed = data_plane_.Seal(
+      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->plaintext()),
+      AsBytes(request->associated_data()));
   if (!sealed.ok()) return call.Done(sealed.status());
   metrics_->AddBytesSealed(request->plaintext().size());
   response->set_ciphertext(AsString(sealed->ciphertext));
@@ -100,17 +109,13 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                               const v1::OpenRequest* request,
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, "Open");
-  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
-  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
-  if (!tenant.ok()) return call.Done(tenant.status());
-  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
-  const size_t limit = limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
-  if (request->ciphertext().size() > limit) {
-    return call.Done(TooLarge(request->ciphertext().size(), limit));
-  }
-  absl::StatusOr<Opened> opened =
-      data_plane_.Open(*snapshot, *tenant, request->key(), AsBytes(request->ciphertext()),
-                       AsBytes(request->associated_data()));
+  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
+                                        request->ciphertext().size(),
+                                        MaxUnaryCiphertextBytes());
+  if (!caller.ok()) return call.Done(caller.status());
+  absl::StatusOr<Opened> opened = data_plane_.Open(
+      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
+      AsBytes(request->associated_data()));
   if (!opened.ok()) return call.Done(opened.status());
   metrics_->AddBytesOpened(opened->plaintext.size());
   response->set_plaintext(AsString(opened->plaintext));
@@ -123,16 +128,12 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                 const v1::RewrapRequest* request,
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, "Rewrap");
-  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
-  absl::StatusOr<std::string> tenant = authenticator_->Tenant(*context, *snapshot);
-  if (!tenant.ok()) return call.Done(tenant.status());
-  if (absl::Status s = CheckKeyName(request->key()); !s.ok()) return call.Done(s);
-  const size_t limit = limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
-  if (request->ciphertext().size() > limit) {
-    return call.Done(TooLarge(request->ciphertext().size(), limit));
-  }
+  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
+                                        request->ciphertext().size(),
+                                        MaxUnaryCiphertextBytes());
+  if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
-      *snapshot, *tenant, request->key(), AsBytes(request->ciphertext()),
+      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
       AsBytes(request->associated_data()));
   if (!rewrapped.ok()) return call.Done(rewrapped.status());
   response->set_ciphertext(AsString(rewrapped->ciphertext));
@@ -228,13 +229,11 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
     if (!request_.has_start()) {
       return absl::InvalidArgumentError("the first message must be `start`");
     }
-    std::shared_ptr<const Snapshot> snapshot = service_->keystore_->snapshot();
-    absl::StatusOr<std::string> tenant =
-        service_->authenticator_->Tenant(*context_, *snapshot);
-    if (!tenant.ok()) return tenant.status();
-    if (absl::Status s = CheckKeyName(request_.start().key()); !s.ok()) return s;
+    absl::StatusOr<CryptoService::Caller> caller = service_->Admit(
+        *context_, request_.start().key(), /*size=*/0, /*limit=*/0);
+    if (!caller.ok()) return caller.status();
     begun_ = true;
-    return Begin(std::move(snapshot), *tenant, request_.start(), out_);
+    return Begin(std::move(caller->snapshot), caller->tenant, request_.start(), out_);
   }
 
   absl::Status NextMessage() {

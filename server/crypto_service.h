@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
+#include <string>
 
+#include "crypto/format/unary.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/auth.h"
 #include "server/data_plane.h"
@@ -45,6 +48,21 @@ class CryptoService final : public v1::Crypto::CallbackService {
   friend class StreamCall;
   friend class SealStreamCall;
   friend class OpenStreamCall;
+
+  // Who is calling and the snapshot their call works on.
+  struct Caller {
+    std::shared_ptr<const Snapshot> snapshot;
+    std::string tenant;
+  };
+
+  // Authenticates the caller and checks the key name and the message size.
+  absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
+                               const std::string& key, size_t size,
+                               size_t limit) const;
+
+  size_t MaxUnaryCiphertextBytes() const {
+    return limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
+  }
 
   Keystore* keystore_;
   const Authenticator* authenticator_;
