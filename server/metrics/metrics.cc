@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "crypto/aes_gcm.h"
 
 namespace sealbox::server {
 
@@ -32,6 +33,12 @@ void Histogram::Render(absl::string_view name, absl::string_view labels,
 }
 
 Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
+  {
+    // Every call after a method's first finds it under the shared lock.
+    absl::ReaderMutexLock lock(&mutex_);
+    auto it = methods_.find(method);
+    if (it != methods_.end()) return *it->second;
+  }
   absl::MutexLock lock(&mutex_);
   auto it = methods_.find(method);
   if (it == methods_.end()) {
@@ -40,33 +47,35 @@ Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
   return *it->second;
 }
 
-void Metrics::RecordRpc(absl::string_view method, absl::string_view code,
+void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code,
                         absl::Duration took) {
   PerMethod& per_method = ForMethod(method);
   per_method.latency.Observe(absl::ToDoubleSeconds(took));
-  absl::MutexLock lock(&per_method.mutex);
-  ++per_method.by_code[std::string(code)];
+  const size_t index = static_cast<size_t>(code);
+  if (index < per_method.by_code.size()) {
+    per_method.by_code[index].fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status,
                             absl::Time started) {
   if (absl::IsUnauthenticated(status)) CountAuthFailure();
-  if (absl::IsInvalidArgument(status) && status.message() == "decryption failed") {
-    CountDecryptionFailure();
-  }
-  RecordRpc(method, absl::StatusCodeToString(status.code()), absl::Now() - started);
+  if (crypto::IsDecryptionFailure(status)) CountDecryptionFailure();
+  RecordRpc(method, status.code(), absl::Now() - started);
 }
 
 std::string Metrics::Render() const {
   std::string out;
   out += "# HELP sealbox_rpcs_total Finished RPCs by method and status code.\n";
   out += "# TYPE sealbox_rpcs_total counter\n";
-  absl::MutexLock lock(&mutex_);
+  absl::ReaderMutexLock lock(&mutex_);
   for (const auto& [method, per_method] : methods_) {
-    absl::MutexLock method_lock(&per_method->mutex);
-    for (const auto& [code, count] : per_method->by_code) {
-      absl::StrAppendFormat(&out, "sealbox_rpcs_total{method=\"%s\",code=\"%s\"} %u\n",
-                            method, code, count);
+    for (size_t code = 0; code < per_method->by_code.size(); ++code) {
+      const uint64_t count = per_method->by_code[code].load(std::memory_order_relaxed);
+      if (count == 0) continue;
+      absl::StrAppendFormat(
+          &out, "sealbox_rpcs_total{method=\"%s\",code=\"%s\"} %u\n", method,
+          absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), count);
     }
   }
   out += "# HELP sealbox_rpc_duration_seconds RPC latency by method.\n";
