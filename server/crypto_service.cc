@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/format/unary.h"
+#include "crypto/kernel/secure_wipe.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 
@@ -28,9 +29,7 @@ std::string AsString(const std::vector<uint8_t>& bytes) {
 }
 
 // Overwrites a protobuf bytes field that held plaintext before it is freed.
-void WipeString(std::string* s) {
-  std::fill(s->begin(), s->end(), '\0');
-}
+void WipeString(std::string* s) { crypto::SecureWipe(s->data(), s->size()); }
 
 // Finishes a unary call and records it.
 class UnaryCall {
@@ -119,7 +118,7 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
   if (!opened.ok()) return call.Done(opened.status());
   metrics_->AddBytesOpened(opened->plaintext.size());
   response->set_plaintext(AsString(opened->plaintext));
-  std::fill(opened->plaintext.begin(), opened->plaintext.end(), 0);
+  crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
   response->set_key_version(opened->key_version);
   return call.Done(absl::OkStatus());
 }
@@ -167,7 +166,7 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   }
 
   // Output may be plaintext: wiped whichever way the call ends.
-  ~StreamCall() override { std::fill(out_.begin(), out_.end(), 0); }
+  ~StreamCall() override { crypto::SecureWipe(out_.data(), out_.size()); }
 
   void OnReadDone(bool ok) override {
     out_.clear();
@@ -193,7 +192,7 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
     WipeResponse(response_);
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
     if (sent_ < out_.size()) return Send();
-    std::fill(out_.begin(), out_.end(), 0);
+    crypto::SecureWipe(out_.data(), out_.size());
     if (finishing_) return this->Finish(grpc::Status::OK);
     this->StartRead(&request_);
   }

@@ -4,14 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/kernel/secure_wipe.h"
 
 namespace sealbox::server {
 namespace {
-
-const KeyEntry* FindOrNull(const Snapshot& snapshot, const std::string& tenant,
-                           const std::string& key) {
-  return snapshot.FindKey(tenant, key);
-}
 
 absl::Status KeyNotFound(const std::string& key) {
   // Only ever about the caller's own tenant: another tenant's keys are invisible.
@@ -36,7 +32,7 @@ absl::StatusOr<Sealed> DataPlane::Seal(const Snapshot& snapshot,
                                        const std::string& key,
                                        absl::Span<const uint8_t> plaintext,
                                        absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<crypto::EpochSubkey*> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
@@ -85,7 +81,7 @@ absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
                                        const std::string& key,
                                        absl::Span<const uint8_t> ciphertext,
                                        absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
@@ -106,7 +102,7 @@ absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
   if (!opened.ok()) return opened.status();
   absl::StatusOr<Sealed> sealed = Seal(snapshot, tenant, key, opened->plaintext, aad);
   // The plaintext never leaves the server; wipe it before returning.
-  std::fill(opened->plaintext.begin(), opened->plaintext.end(), 0);
+  crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
   if (!sealed.ok()) return sealed.status();
   return Rewrapped{std::move(sealed->ciphertext), sealed->key_version,
                    opened->key_version};
@@ -115,7 +111,7 @@ absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlane::NewStreamSealer(
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,
     absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
-  const KeyEntry* entry = FindOrNull(snapshot, tenant, key);
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr ||
@@ -132,7 +128,7 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlane::NewStreamSealer
 absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlane::NewStreamOpener(
     std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
     const std::string& key, absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = FindOrNull(*snapshot, tenant, key);
+  const KeyEntry* entry = snapshot->FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   auto lookup = [snapshot, entry](uint32_t version)
       -> absl::StatusOr<crypto::SecretBytes> {

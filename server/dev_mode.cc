@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "crypto/kernel/secure_wipe.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "sealbox/v1/admin.grpc.pb.h"
@@ -75,7 +76,7 @@ absl::Status PrepareDevConfig(ServerConfig& config) {
   std::string kek = absl::HexStringToBytes(*kek_hex);
   config.kek = crypto::SecretBytes(absl::Span<const uint8_t>(
       reinterpret_cast<const uint8_t*>(kek.data()), kek.size()));
-  std::fill(kek.begin(), kek.end(), '\0');
+  crypto::SecureWipe(kek.data(), kek.size());
   absl::StatusOr<std::string> admin =
       ReadOrCreate(Path("admin-token"), absl::StrCat("sbxadmin_", RandomHex(24)));
   if (!admin.ok()) return admin.status();
@@ -86,13 +87,13 @@ absl::Status PrepareDevConfig(ServerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status SetUpDemoTenant(const ServerConfig& config, int port) {
+absl::Status SetUpDemoTenant(const std::string& admin_token, int port) {
   auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
                                      grpc::InsecureChannelCredentials());
   auto admin = v1::Admin::NewStub(channel);
   auto call = [&](auto method, const auto& request, auto* response) {
     grpc::ClientContext context;
-    context.AddMetadata("authorization", absl::StrCat("Bearer ", config.admin_token));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", admin_token));
     return ((*admin).*method)(&context, request, response);
   };
 
@@ -142,7 +143,7 @@ absl::Status SetUpDemoTenant(const ServerConfig& config, int port) {
       "Or with grpcurl (reflection is on):\n"
       "  grpcurl -plaintext -H 'authorization: Bearer %s' \\\n"
       "    -d '{\"key\":\"default\",\"plaintext\":\"aGVsbG8=\"}' 127.0.0.1:%d sealbox.v1.Crypto/Seal\n\n",
-      port, kDevDataDir, demo_token.c_str(), config.admin_token.c_str(),
+      port, kDevDataDir, demo_token.c_str(), admin_token.c_str(),
       demo_token.c_str(), demo_token.c_str(), port);
   std::fflush(stdout);
   return absl::OkStatus();

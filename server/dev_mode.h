@@ -19,7 +19,7 @@ absl::Status PrepareDevConfig(ServerConfig& config);
 
 // Once the server runs: creates the demo tenant, key and token if missing, and
 // prints how to make a first call.
-absl::Status SetUpDemoTenant(const ServerConfig& config, int port);
+absl::Status SetUpDemoTenant(const std::string& admin_token, int port);
 
 }  // namespace sealbox::server
 

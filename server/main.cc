@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/kernel/secure_wipe.h"
 #include "server/dev_mode.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -86,9 +88,9 @@ absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
   }
   crypto::SecretBytes kek(absl::Span<const uint8_t>(
       reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
-  std::fill(raw.begin(), raw.end(), '\0');
-  std::fill(stripped.begin(), stripped.end(), '\0');
-  std::fill(text.begin(), text.end(), '\0');
+  crypto::SecureWipe(raw.data(), raw.size());
+  crypto::SecureWipe(stripped.data(), stripped.size());
+  crypto::SecureWipe(text.data(), text.size());
   if (kek.size() != 32) {
     return absl::InvalidArgumentError(
         "the KEK must be 32 bytes, raw or as 64 hex digits");
@@ -137,21 +139,16 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
     config.admin_token = env;
   }
 
-  for (const std::string& file : {absl::GetFlag(FLAGS_tls_cert)}) {
-    if (file.empty()) continue;
-    absl::StatusOr<std::string> pem = ReadFile(file, "tls_cert");
-    if (!pem.ok()) return pem.status();
-    config.tls_cert_pem = *pem;
-  }
-  if (std::string file = absl::GetFlag(FLAGS_tls_key); !file.empty()) {
-    absl::StatusOr<std::string> pem = ReadFile(file, "tls_key");
-    if (!pem.ok()) return pem.status();
-    config.tls_key_pem = *pem;
-  }
-  if (std::string file = absl::GetFlag(FLAGS_client_ca); !file.empty()) {
-    absl::StatusOr<std::string> pem = ReadFile(file, "client_ca");
-    if (!pem.ok()) return pem.status();
-    config.client_ca_pem = *pem;
+  // PEM files named by the TLS flags; an unset flag leaves its field empty.
+  for (auto [path, flag, pem] : {
+           std::make_tuple(absl::GetFlag(FLAGS_tls_cert), "tls_cert", &config.tls_cert_pem),
+           std::make_tuple(absl::GetFlag(FLAGS_tls_key), "tls_key", &config.tls_key_pem),
+           std::make_tuple(absl::GetFlag(FLAGS_client_ca), "client_ca",
+                           &config.client_ca_pem)}) {
+    if (path.empty()) continue;
+    absl::StatusOr<std::string> contents = ReadFile(path, flag);
+    if (!contents.ok()) return contents.status();
+    *pem = *std::move(contents);
   }
   for (const std::string& pair : absl::GetFlag(FLAGS_cert_tenant)) {
     std::vector<std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
@@ -184,10 +181,7 @@ int Run() {
     return 2;
   }
   const bool dev = absl::GetFlag(FLAGS_dev);
-  ServerConfig dev_copy;
-  if (dev) {
-    dev_copy.admin_token = config->admin_token;
-  }
+  const std::string admin_token = config->admin_token;  // config moves into the server
   absl::StatusOr<std::unique_ptr<SealboxServer>> server =
       SealboxServer::Start(*std::move(config));
   if (!server.ok()) {
@@ -200,7 +194,7 @@ int Run() {
       .Add("crypto", crypto::DefaultImplementation().value_or("unavailable"))
       .Add("dev", dev);
   if (dev) {
-    if (absl::Status s = SetUpDemoTenant(dev_copy, (*server)->port()); !s.ok()) {
+    if (absl::Status s = SetUpDemoTenant(admin_token, (*server)->port()); !s.ok()) {
       std::fprintf(stderr, "sealbox-server: dev setup: %s\n", std::string(s.message()).c_str());
       (*server)->Shutdown();
       return 1;
