@@ -5,6 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "crypto/armv8_ce/armv8_ce.h"
+#include "crypto/armv8_neon/armv8_neon.h"
 #include "crypto/portable/portable.h"
 #include "crypto/table/table.h"
 
@@ -21,8 +23,22 @@ struct Entry {
 
 bool Always(const CpuFeatures&) { return true; }
 
-// Best first. The first capable automatic entry is the default.
+#if defined(__aarch64__)
+bool HasAesPmullSha3(const CpuFeatures& f) { return f.arm_aes && f.arm_pmull && f.arm_sha3; }
+bool HasAesPmull(const CpuFeatures& f) { return f.arm_aes && f.arm_pmull; }
+bool HasNeon(const CpuFeatures& f) { return f.arm_neon; }
+#endif
+
+// Best first. The first capable automatic entry is the default. A kernel for
+// another architecture is not built into this binary at all (its library is empty
+// there), hence the #if around each group.
 const Entry kEntries[] = {
+#if defined(__aarch64__)
+    {&kernel::kArmv8CeEor3Kernel, HasAesPmullSha3, true},
+    {&kernel::kArmv8CeKernel, HasAesPmull, true},
+    // Cores without the crypto extensions (Raspberry Pi 4 class).
+    {&kernel::kArmv8NeonKernel, HasNeon, true},
+#endif
     {&kernel::kPortableKernel, Always, true},
     // Not constant time. On the x86-64 development machine it is slower than
     // portable for bulk data (docs/PERFORMANCE.md); it is for small cores where
