@@ -1,9 +1,8 @@
 // Checks the armv8_neon kernel against published vectors (FIPS-197, the GCM spec)
-// and against plain reference code in this file; also the assembly loops on their
+// and against plain reference code (crypto/testing); also the assembly loops on their
 // own (every length they can see, counter wrap, in place, odd alignment) and their
 // calling convention.
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -16,225 +15,27 @@
 #include "crypto/armv8_neon/ghash_neon.h"
 #include "crypto/kernel/kernel.h"
 #include "crypto/testing/abi_check.h"
+#include "crypto/testing/kernel_reference.h"
 #include "gtest/gtest.h"
 
 namespace sealbox::crypto::kernel {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using test::Bytes;
+using test::FromHex;
+using test::Increment32;
+using test::RandomBytes;
+using test::ReferenceAes;
+using test::ReferenceGhash;
+using test::ToHex;
 
 const Kernel& kNeon = kArmv8NeonKernel;
-
-Bytes FromHex(const std::string& hex) {
-  Bytes out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
-
-std::string ToHex(const uint8_t* data, size_t size) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < size; ++i) {
-    out += kDigits[data[i] >> 4];
-    out += kDigits[data[i] & 15];
-  }
-  return out;
-}
-
-std::string ToHex(const Bytes& data) { return ToHex(data.data(), data.size()); }
-
-Bytes RandomBytes(std::mt19937& rng, size_t size) {
-  Bytes out(size);
-  for (uint8_t& b : out) b = static_cast<uint8_t>(rng());
-  return out;
-}
 
 // KeySchedule is 4 KiB: kept on the heap.
 std::unique_ptr<KeySchedule> Expand(const Bytes& key) {
   auto schedule = std::make_unique<KeySchedule>();
   kNeon.expand_key(key.data(), key.size(), schedule.get());
   return schedule;
-}
-
-// ---------------------------------------------------------------------------
-// Reference AES: FIPS-197 byte by byte, the S-box from its definition.
-// ---------------------------------------------------------------------------
-
-uint8_t Times2(uint8_t a) { return static_cast<uint8_t>((a << 1) ^ (a & 0x80 ? 0x1b : 0)); }
-
-uint8_t Multiply(uint8_t a, uint8_t b) {
-  uint8_t product = 0;
-  for (; b != 0; b >>= 1, a = Times2(a)) {
-    if (b & 1) product ^= a;
-  }
-  return product;
-}
-
-uint8_t SboxByDefinition(uint8_t x) {
-  uint8_t inverse = 0;
-  for (int y = 1; y < 256 && x != 0; ++y) {
-    if (Multiply(x, static_cast<uint8_t>(y)) == 1) inverse = static_cast<uint8_t>(y);
-  }
-  uint8_t s = 0x63;
-  for (int i = 0; i < 5; ++i) {
-    s ^= static_cast<uint8_t>((inverse << i) | (inverse >> ((8 - i) & 7)));
-  }
-  return s;
-}
-
-class ReferenceAes {
- public:
-  explicit ReferenceAes(const Bytes& key) {
-    static const std::array<uint8_t, 256> sbox = [] {
-      std::array<uint8_t, 256> s;
-      for (int x = 0; x < 256; ++x) s[x] = SboxByDefinition(static_cast<uint8_t>(x));
-      return s;
-    }();
-    std::copy(sbox.begin(), sbox.end(), sbox_);
-    const size_t nk = key.size() / 4;
-    rounds_ = static_cast<int>(nk) + 6;
-    w_ = key;
-    uint8_t rcon = 1;
-    for (size_t i = nk; i < 4 * static_cast<size_t>(rounds_ + 1); ++i) {
-      uint8_t t[4];
-      std::memcpy(t, &w_[4 * i - 4], 4);
-      if (i % nk == 0) {
-        const uint8_t t0 = t[0];
-        t[0] = static_cast<uint8_t>(sbox_[t[1]] ^ rcon);
-        t[1] = sbox_[t[2]];
-        t[2] = sbox_[t[3]];
-        t[3] = sbox_[t0];
-        rcon = Times2(rcon);
-      } else if (nk > 6 && i % nk == 4) {
-        for (uint8_t& b : t) b = sbox_[b];
-      }
-      for (int j = 0; j < 4; ++j) w_.push_back(w_[4 * (i - nk) + j] ^ t[j]);
-    }
-  }
-
-  Bytes Encrypt(const uint8_t* in) const {
-    Bytes s(in, in + 16);
-    for (int round = 0; round <= rounds_; ++round) {
-      if (round > 0) {
-        Bytes t(16);
-        for (int c = 0; c < 4; ++c) {
-          for (int r = 0; r < 4; ++r) t[4 * c + r] = sbox_[s[4 * ((c + r) % 4) + r]];
-        }
-        if (round < rounds_) {
-          for (int c = 0; c < 4; ++c) {
-            const uint8_t* a = &t[4 * c];
-            for (int r = 0; r < 4; ++r) {
-              s[4 * c + r] = Multiply(a[r], 2) ^ Multiply(a[(r + 1) % 4], 3) ^
-                             a[(r + 2) % 4] ^ a[(r + 3) % 4];
-            }
-          }
-        } else {
-          s = t;
-        }
-      }
-      for (int i = 0; i < 16; ++i) s[i] ^= w_[16 * round + i];
-    }
-    return s;
-  }
-
-  uint8_t Sbox(int x) const { return sbox_[x]; }
-
- private:
-  uint8_t sbox_[256];
-  int rounds_;
-  Bytes w_;
-};
-
-// ---------------------------------------------------------------------------
-// Reference GHASH: SP 800-38D Algorithm 1, one bit at a time; inc32.
-// ---------------------------------------------------------------------------
-
-void ReferenceMultiply(uint8_t x[16], const uint8_t h[16]) {
-  uint8_t z[16] = {}, v[16];
-  std::memcpy(v, h, 16);
-  for (int i = 0; i < 128; ++i) {
-    if ((x[i / 8] >> (7 - i % 8)) & 1) {
-      for (int j = 0; j < 16; ++j) z[j] ^= v[j];
-    }
-    const bool carry = v[15] & 1;
-    for (int j = 15; j > 0; --j) v[j] = static_cast<uint8_t>((v[j] >> 1) | (v[j - 1] << 7));
-    v[0] = static_cast<uint8_t>((v[0] >> 1) ^ (carry ? 0xe1 : 0));
-  }
-  std::memcpy(x, z, 16);
-}
-
-void ReferenceGhash(const uint8_t h[16], uint8_t x[16], const uint8_t* in,
-                    size_t blocks) {
-  for (size_t b = 0; b < blocks; ++b) {
-    for (int j = 0; j < 16; ++j) x[j] ^= in[16 * b + j];
-    ReferenceMultiply(x, h);
-  }
-}
-
-void Increment32(uint8_t counter[16]) {
-  for (int i = 15; i >= 12 && ++counter[i] == 0; --i) {
-  }
-}
-
-// seal_blocks by the reference: CTR from ReferenceAes, then GHASH of the output.
-void ReferenceSeal(const ReferenceAes& aes, const uint8_t h[16], uint8_t counter[16],
-                   uint8_t x[16], const uint8_t* in, uint8_t* out, size_t blocks) {
-  for (size_t b = 0; b < blocks; ++b) {
-    const Bytes keystream = aes.Encrypt(counter);
-    Increment32(counter);
-    for (int i = 0; i < 16; ++i) out[16 * b + i] = in[16 * b + i] ^ keystream[i];
-  }
-  ReferenceGhash(h, x, out, blocks);
-}
-
-// ---------------------------------------------------------------------------
-// GCM with a 96-bit IV over the kernel, for the spec's test cases.
-// ---------------------------------------------------------------------------
-
-void GhashPadded(const KeySchedule& schedule, uint8_t x[16], const Bytes& data) {
-  const size_t whole = data.size() / 16;
-  kNeon.ghash(schedule, x, data.data(), whole);
-  if (data.size() % 16 != 0) {
-    uint8_t block[16] = {};
-    std::memcpy(block, data.data() + 16 * whole, data.size() % 16);
-    kNeon.ghash(schedule, x, block, 1);
-  }
-}
-
-// Returns ciphertext || tag.
-Bytes GcmSeal(const Bytes& key, const Bytes& iv, const Bytes& aad, const Bytes& plaintext) {
-  const auto schedule = Expand(key);
-  uint8_t j0[16] = {};
-  std::memcpy(j0, iv.data(), 12);
-  j0[15] = 1;
-  uint8_t counter[16];
-  std::memcpy(counter, j0, 16);
-  Increment32(counter);
-  uint8_t x[16] = {};
-  GhashPadded(*schedule, x, aad);
-  Bytes out(plaintext.size());
-  const size_t whole = plaintext.size() / 16;
-  kNeon.seal_blocks(*schedule, counter, x, plaintext.data(), out.data(), whole);
-  if (plaintext.size() % 16 != 0) {
-    uint8_t keystream[16];
-    kNeon.encrypt_block(*schedule, counter, keystream);
-    for (size_t i = 16 * whole; i < plaintext.size(); ++i) {
-      out[i] = plaintext[i] ^ keystream[i - 16 * whole];
-    }
-  }
-  GhashPadded(*schedule, x, Bytes(out.begin() + 16 * whole, out.end()));
-  uint8_t lengths[16] = {};
-  const uint64_t bits[2] = {aad.size() * 8, plaintext.size() * 8};
-  for (int i = 0; i < 16; ++i) {
-    lengths[i] = static_cast<uint8_t>(bits[i / 8] >> (56 - 8 * (i % 8)));
-  }
-  kNeon.ghash(*schedule, x, lengths, 1);
-  uint8_t mask[16];
-  kNeon.encrypt_block(*schedule, j0, mask);
-  for (int i = 0; i < 16; ++i) out.push_back(x[i] ^ mask[i]);
-  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -249,10 +50,10 @@ TEST(Armv8NeonKernelTest, Identity) {
 // The table the assembly loads into registers: the S-box, then the two
 // permutations (ShiftRows, and ShiftRows followed by a one-row column rotation).
 TEST(Armv8NeonKernelTest, TablesMatchDefinitions) {
-  const ReferenceAes aes(Bytes(16, 0));
   const uint8_t* tables = armv8_neon::AesTables();
   for (int x = 0; x < 256; ++x) {
-    ASSERT_EQ(tables[x], aes.Sbox(x)) << "S-box entry " << x;
+    ASSERT_EQ(tables[x], test::ReferenceSbox(static_cast<uint8_t>(x)))
+        << "S-box entry " << x;
   }
   for (int c = 0; c < 4; ++c) {
     for (int r = 0; r < 4; ++r) {
@@ -264,23 +65,16 @@ TEST(Armv8NeonKernelTest, TablesMatchDefinitions) {
 }
 
 TEST(Armv8NeonKernelTest, Fips197AppendixC) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"000102030405060708090a0b0c0d0e0f", "69c4e0d86a7b0430d8cdb78070b4c55a"},
-      {"000102030405060708090a0b0c0d0e0f1011121314151617",
-       "dda97ca4864cdfe06eaf70a0ec0d7191"},
-      {"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
-       "8ea2b7ca516745bfeafc49904b496089"},
-  };
-  const Bytes plaintext = FromHex("00112233445566778899aabbccddeeff");
-  for (const auto& [key, ciphertext] : cases) {
-    const auto schedule = Expand(FromHex(key));
+  for (const test::AesVector& c : test::kFips197AppendixC) {
+    const Bytes plaintext = FromHex(c.plaintext);
+    const auto schedule = Expand(FromHex(c.key));
     uint8_t out[16];
     kNeon.encrypt_block(*schedule, plaintext.data(), out);
-    EXPECT_EQ(ToHex(out, 16), ciphertext) << "key " << key;
+    EXPECT_EQ(ToHex(out, 16), c.ciphertext) << "key " << c.key;
     uint8_t block[16];
     std::memcpy(block, plaintext.data(), 16);
     kNeon.encrypt_block(*schedule, block, block);
-    EXPECT_EQ(ToHex(block, 16), ciphertext) << "in place, key " << key;
+    EXPECT_EQ(ToHex(block, 16), c.ciphertext) << "in place, key " << c.key;
   }
 }
 
@@ -295,62 +89,21 @@ TEST(Armv8NeonKernelTest, AesMatchesReference) {
         const Bytes block = RandomBytes(rng, 16);
         uint8_t out[16];
         kNeon.encrypt_block(*schedule, block.data(), out);
-        ASSERT_EQ(ToHex(out, 16), ToHex(reference.Encrypt(block.data())))
+        ASSERT_EQ(ToHex(out, 16), ToHex(reference.Encrypt(block)))
             << "key " << ToHex(key) << " block " << ToHex(block);
       }
     }
   }
 }
 
+// McGrew and Viega's test cases 1-4 (AES-128), 7, 8 and 10 (AES-192), 13-16
+// (AES-256).
 TEST(Armv8NeonKernelTest, GcmSpecVectors) {
-  struct Case {
-    std::string key, iv, aad, plaintext, ciphertext, tag;
-  };
-  const std::string k3 = "feffe9928665731c6d6a8f9467308308";
-  const std::string iv3 = "cafebabefacedbaddecaf888";
-  const std::string aad4 = "feedfacedeadbeeffeedfacedeadbeefabaddad2";
-  const std::string p3 =
-      "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-      "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
-  const std::string p4 = p3.substr(0, 120);
-  const std::string zero16(32, '0'), zero24(48, '0'), zero32(64, '0'), iv0(24, '0');
-  const Case cases[] = {
-      // McGrew and Viega, test cases 1-4 (AES-128), 7, 8 and 12 (AES-192),
-      // 13-16 (AES-256).
-      {zero16, iv0, "", "", "", "58e2fccefa7e3061367f1d57a4e7455a"},
-      {zero16, iv0, "", zero16, "0388dace60b6a392f328c2b971b2fe78",
-       "ab6e47d42cec13bdf53a67b21257bddf"},
-      {k3, iv3, "", p3,
-       "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-       "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985",
-       "4d5c2af327cd64a62cf35abd2ba6fab4"},
-      {k3, iv3, aad4, p4,
-       "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-       "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
-       "5bc94fbc3221a5db94fae95ae7121a47"},
-      {zero24, iv0, "", "", "", "cd33b28ac773f74ba00ed1f312572435"},
-      {zero24, iv0, "", zero16, "98e7247c07f0fe411c267e4384b0f600",
-       "2ff58d80033927ab8ef4d4587514f0fb"},
-      {k3 + k3.substr(0, 16), iv3, aad4, p4,
-       "3980ca0b3c00e841eb06fac4872a2757859e1ceaa6efd984628593b40ca1e19c"
-       "7d773d00c144c525ac619d18c84a3f4718e2448b2fe324d9ccda2710",
-       "2519498e80f1478f37ba55bd6d27618c"},
-      {zero32, iv0, "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
-      {zero32, iv0, "", zero16, "cea7403d4d606b6e074ec5d3baf39d18",
-       "d0d1c8a799996bf0265b98b5d48ab919"},
-      {k3 + k3, iv3, "", p3,
-       "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-       "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662898015ad",
-       "b094dac5d93471bdec1a502270e3cc6c"},
-      {k3 + k3, iv3, aad4, p4,
-       "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-       "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
-       "76fc6ece0f4e1768cddf8853bb2d551b"},
-  };
-  for (const Case& c : cases) {
-    const Bytes sealed =
-        GcmSeal(FromHex(c.key), FromHex(c.iv), FromHex(c.aad), FromHex(c.plaintext));
-    EXPECT_EQ(ToHex(sealed), c.ciphertext + c.tag) << "key " << c.key << " aad " << c.aad;
+  for (int number : {1, 2, 3, 4, 7, 8, 10, 13, 14, 15, 16}) {
+    const test::GcmVector& c = test::McGrewViegaCase(number);
+    const Bytes sealed = test::KernelGcmSeal(kNeon, FromHex(c.key), FromHex(c.iv),
+                                             FromHex(c.aad), FromHex(c.plaintext));
+    EXPECT_EQ(ToHex(sealed), c.ciphertext + c.tag) << "test case " << number;
   }
 }
 
@@ -412,7 +165,7 @@ TEST(Armv8NeonKernelTest, SealAndOpenMatchReference) {
     const Bytes key = RandomBytes(rng, key_bytes);
     const auto schedule = Expand(key);
     const ReferenceAes aes(key);
-    const Bytes h = aes.Encrypt(Bytes(16, 0).data());
+    const Bytes h = aes.Encrypt(Bytes(16, 0));
     for (size_t blocks : counts) {
       for (uint32_t start : starts) {
         for (bool in_place : {false, true}) {
@@ -430,8 +183,8 @@ TEST(Armv8NeonKernelTest, SealAndOpenMatchReference) {
           uint8_t ref_counter[16], ref_x[16];
           std::memcpy(ref_counter, counter_start.data(), 16);
           std::memcpy(ref_x, x_start.data(), 16);
-          ReferenceSeal(aes, h.data(), ref_counter, ref_x, plaintext.data(),
-                        expected.data(), blocks);
+          test::ReferenceSeal(aes.AsBlockCipher(), h.data(), ref_counter, ref_x,
+                              plaintext.data(), expected.data(), blocks);
 
           Bytes in_buffer(size + 16), out_buffer(size + 16);
           uint8_t* in = in_buffer.data() + in_offset;
