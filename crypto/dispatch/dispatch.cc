@@ -9,6 +9,8 @@
 #include "crypto/armv8_neon/armv8_neon.h"
 #include "crypto/portable/portable.h"
 #include "crypto/table/table.h"
+#include "crypto/x86_aesni/x86_aesni.h"
+#include "crypto/x86_vaes/x86_vaes.h"
 
 namespace sealbox::crypto {
 namespace {
@@ -23,6 +25,14 @@ struct Entry {
 
 bool Always(const CpuFeatures&) { return true; }
 
+#if defined(__x86_64__)
+bool HasAesniPclmul(const CpuFeatures& f) { return f.x86_aesni && f.x86_pclmulqdq; }
+bool HasVaes256(const CpuFeatures& f) {
+  return HasAesniPclmul(f) && f.x86_avx && f.x86_avx2 && f.x86_vaes && f.x86_vpclmulqdq;
+}
+bool HasVaes512(const CpuFeatures& f) { return HasVaes256(f) && f.x86_avx512; }
+#endif
+
 #if defined(__aarch64__)
 bool HasAesPmullSha3(const CpuFeatures& f) { return f.arm_aes && f.arm_pmull && f.arm_sha3; }
 bool HasAesPmull(const CpuFeatures& f) { return f.arm_aes && f.arm_pmull; }
@@ -33,6 +43,11 @@ bool HasNeon(const CpuFeatures& f) { return f.arm_neon; }
 // another architecture is not built into this binary at all (its library is empty
 // there), hence the #if around each group.
 const Entry kEntries[] = {
+#if defined(__x86_64__)
+    {&kernel::kX86VaesAvx512Kernel, HasVaes512, true},
+    {&kernel::kX86VaesAvx2Kernel, HasVaes256, true},
+    {&kernel::kX86AesniKernel, HasAesniPclmul, true},
+#endif
 #if defined(__aarch64__)
     {&kernel::kArmv8CeEor3Kernel, HasAesPmullSha3, true},
     {&kernel::kArmv8CeKernel, HasAesPmull, true},

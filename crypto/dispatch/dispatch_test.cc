@@ -27,10 +27,67 @@ TEST_F(DispatchTest, EveryImplementationIsListedOnce) {
 #if defined(__aarch64__)
   EXPECT_THAT(AllImplementations(), ElementsAre("armv8_ce_eor3", "armv8_ce",
                                                 "armv8_neon", "portable", "table"));
+#elif defined(__x86_64__)
+  EXPECT_THAT(AllImplementations(),
+              ElementsAre("x86_vaes_avx512", "x86_vaes_avx2", "x86_aesni", "portable",
+                          "table"));
 #else
   EXPECT_THAT(AllImplementations(), ElementsAre("portable", "table"));
 #endif
 }
+
+#if defined(__x86_64__)
+// Feature sets of real CPU families, as cpuid and XGETBV report them.
+CpuFeatures X86(bool aesni, bool pclmul, bool avx2, bool vaes, bool avx512) {
+  CpuFeatures f;
+  f.x86_aesni = aesni;
+  f.x86_pclmulqdq = pclmul;
+  f.x86_avx = avx2;
+  f.x86_avx2 = avx2;
+  f.x86_vaes = vaes;
+  f.x86_vpclmulqdq = vaes;
+  f.x86_avx512 = avx512;
+  return f;
+}
+
+// The x86-64 decision table, from cpuid (and XGETBV for the OS's AVX state).
+TEST_F(DispatchTest, X86DecisionTable) {
+  struct Row {
+    CpuFeatures features;
+    const char* expected;
+  };
+  const Row rows[] = {
+      {X86(true, true, true, true, true), "x86_vaes_avx512"},   // Ice Lake+, Zen 4
+      {X86(true, true, true, true, false), "x86_vaes_avx2"},    // Zen 3, Alder Lake
+      {X86(true, true, true, false, true), "x86_aesni"},        // Skylake-SP
+      {X86(true, true, true, false, false), "x86_aesni"},       // Haswell, Zen 2
+      {X86(true, true, false, false, false), "x86_aesni"},      // Westmere
+      {X86(true, false, false, false, false), "portable"},      // AES-NI alone
+      {X86(false, true, true, false, false), "portable"},
+      {X86(false, false, false, false, false), "portable"},     // qemu64
+  };
+  for (const Row& row : rows) {
+    EXPECT_STREQ(BestKernel(row.features).name, row.expected)
+        << "features: " << row.features.ToString();
+  }
+  // VAES without VPCLMULQDQ, or without the OS saving YMM state, is not enough.
+  CpuFeatures no_vpclmul = X86(true, true, true, true, false);
+  no_vpclmul.x86_vpclmulqdq = false;
+  EXPECT_STREQ(BestKernel(no_vpclmul).name, "x86_aesni");
+  CpuFeatures no_avx = X86(true, true, true, true, true);
+  no_avx.x86_avx = false;
+  EXPECT_STREQ(BestKernel(no_avx).name, "x86_aesni");
+}
+
+TEST_F(DispatchTest, Avx512KernelNeedsAvx512EvenWhenNamed) {
+  absl::StatusOr<const kernel::Kernel*> chosen =
+      SelectKernel("x86_vaes_avx512", X86(true, true, true, true, false));
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_EQ(chosen.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(chosen.status().message()),
+              HasSubstr("x86_vaes_avx2, x86_aesni, portable"));
+}
+#endif
 
 #if defined(__aarch64__)
 CpuFeatures Arm(bool aes, bool pmull, bool sha3, bool neon) {

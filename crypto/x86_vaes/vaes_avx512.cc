@@ -1,0 +1,226 @@
+// The x86_vaes_avx512 kernel's bulk loops. Sixteen blocks (four 512-bit vectors)
+// per iteration: while VAES runs the rounds of one group, VPCLMULQDQ hashes sixteen
+// other ciphertext blocks (the previous group when sealing, this group's input when
+// opening) against H'^16..H'^1, with one reduction per group. Tails of up to 15
+// blocks use masked loads and stores, which neither read nor write (nor fault on)
+// the bytes outside the buffers. Key expansion, single blocks and GHASH of AAD are
+// the shared x86 code (crypto/x86_common).
+#include <immintrin.h>
+
+#include "crypto/kernel/kernel.h"
+#include "crypto/x86_common/clmul.h"
+#include "crypto/x86_common/x86_schedule.h"
+#include "crypto/x86_vaes/x86_vaes.h"
+
+#define SEALBOX_X86_VAES512                                                   \
+  __attribute__((target("sse2,ssse3,aes,pclmul,avx,avx2,vaes,vpclmulqdq,"   \
+                        "avx512f,avx512bw,avx512vl")))
+
+namespace sealbox::crypto::kernel {
+namespace {
+
+using x86::Schedule;
+
+constexpr size_t kLanes = 4;                       // blocks per vector
+constexpr size_t kVectors = 4;                     // vectors per iteration
+constexpr size_t kGroup = kLanes * kVectors;       // blocks per iteration
+constexpr size_t kGroupBytes = kGroup * kBlockBytes;
+constexpr size_t kVectorBytes = kLanes * kBlockBytes;
+static_assert(kGroup == x86::kPowers);
+
+SEALBOX_X86_VAES512 inline __m512i Broadcast(__m128i block) {
+  return _mm512_broadcast_i32x4(block);
+}
+
+SEALBOX_X86_VAES512 inline __m512i ByteReverse(__m512i v) {
+  return _mm512_shuffle_epi8(v, Broadcast(x86::ByteReverseMask()));
+}
+
+// Byte mask covering the first `blocks` (<= 4) blocks of a vector.
+inline __mmask64 BlocksMask(size_t blocks) {
+  return blocks >= kLanes ? ~__mmask64{0} : (__mmask64{1} << (16 * blocks)) - 1;
+}
+
+// The XOR of a vector's four 128-bit lanes.
+SEALBOX_X86_VAES512 inline __m128i XorLanes(__m512i v) {
+  const __m256i half = _mm256_xor_si256(_mm512_castsi512_si256(v),
+                                        _mm512_extracti64x4_epi64(v, 1));
+  return _mm_xor_si128(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+}
+
+// Unreduced products summed lane by lane (schoolbook: four multiplies per vector).
+// Value-initialize (`WideProduct p{};`) to start from zero.
+struct WideProduct {
+  __m512i lo, mid, hi;
+};
+
+SEALBOX_X86_VAES512 inline void MulAdd(WideProduct& p, __m512i x, __m512i h) {
+  p.lo = _mm512_xor_si512(p.lo, _mm512_clmulepi64_epi128(x, h, 0x00));
+  p.hi = _mm512_xor_si512(p.hi, _mm512_clmulepi64_epi128(x, h, 0x11));
+  p.mid = _mm512_ternarylogic_epi64(p.mid, _mm512_clmulepi64_epi128(x, h, 0x01),
+                                    _mm512_clmulepi64_epi128(x, h, 0x10), 0x96);
+}
+
+// The four lanes' products added, then one reduction.
+SEALBOX_X86_VAES512 inline __m128i Reduce(const WideProduct& p) {
+  const __m128i mid = XorLanes(p.mid);
+  return x86::MontgomeryReduce(_mm_xor_si128(XorLanes(p.lo), _mm_slli_si128(mid, 8)),
+                               _mm_xor_si128(XorLanes(p.hi), _mm_srli_si128(mid, 8)));
+}
+
+// One group: CTR on sixteen blocks at `in` into `out`; with kHash, `acc` also
+// absorbs the sixteen ciphertext blocks at `hashed` (read before `out` is written).
+template <int kRounds, bool kHash>
+SEALBOX_X86_VAES512 inline void Group(const Schedule& s, __m512i& counters,
+                                      __m128i& acc, const uint8_t* hashed,
+                                      const uint8_t* in, uint8_t* out) {
+  const __m512i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
+  const __m512i key0 = Broadcast(s.round_keys[0]);
+  __m512i b[kVectors];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < kVectors; ++j) {
+    b[j] = _mm512_xor_si512(ByteReverse(counters), key0);
+    counters = _mm512_add_epi32(counters, step);
+  }
+
+  __m512i x[kVectors];
+  if (kHash) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kVectors; ++j) {
+      x[j] = ByteReverse(_mm512_loadu_si512(hashed + j * kVectorBytes));
+    }
+    x[0] = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(acc));
+  }
+
+  WideProduct p{};
+#pragma GCC unroll 14
+  for (int r = 1; r < kRounds; ++r) {
+    const __m512i key = Broadcast(s.round_keys[r]);
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kVectors; ++j) b[j] = _mm512_aesenc_epi128(b[j], key);
+    if (kHash && r <= static_cast<int>(kVectors)) {
+      const size_t j = static_cast<size_t>(r - 1);
+      MulAdd(p, x[j], _mm512_load_si512(&s.h_powers[j * kLanes]));
+    }
+  }
+  if (kHash) acc = Reduce(p);
+
+  const __m512i last = Broadcast(s.round_keys[kRounds]);
+#pragma GCC unroll 4
+  for (size_t j = 0; j < kVectors; ++j) {
+    const __m512i text = _mm512_loadu_si512(in + j * kVectorBytes);
+    _mm512_storeu_si512(out + j * kVectorBytes,
+                        _mm512_xor_si512(text, _mm512_aesenclast_epi128(b[j], last)));
+  }
+}
+
+// `acc` absorbs n (1..16) blocks at `in`, with one reduction.
+SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc,
+                                        const uint8_t* in, size_t n) {
+  WideProduct p{};
+  const __m128i* powers = &s.h_powers[x86::kPowers - n];
+  for (size_t done = 0; done < n; done += kLanes) {
+    const __mmask64 mask = BlocksMask(n - done);
+    __m512i x = ByteReverse(_mm512_maskz_loadu_epi8(mask, in + done * kBlockBytes));
+    if (done == 0) x = _mm512_xor_si512(x, _mm512_zextsi128_si512(acc));
+    MulAdd(p, x, _mm512_maskz_loadu_epi8(mask, powers + done));
+  }
+  return Reduce(p);
+}
+
+// CTR over n (0..15) blocks, four at a time.
+SEALBOX_X86_VAES512 void CtrTail(const Schedule& s, __m512i counters,
+                                   const uint8_t* in, uint8_t* out, size_t n) {
+  const __m512i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
+  for (size_t done = 0; done < n; done += kLanes) {
+    __m512i b = _mm512_xor_si512(ByteReverse(counters), Broadcast(s.round_keys[0]));
+    counters = _mm512_add_epi32(counters, step);
+    for (int r = 1; r < s.rounds; ++r) {
+      b = _mm512_aesenc_epi128(b, Broadcast(s.round_keys[r]));
+    }
+    b = _mm512_aesenclast_epi128(b, Broadcast(s.round_keys[s.rounds]));
+    const __mmask64 mask = BlocksMask(n - done);
+    const __m512i text = _mm512_maskz_loadu_epi8(mask, in + done * kBlockBytes);
+    _mm512_mask_storeu_epi8(out + done * kBlockBytes, mask, _mm512_xor_si512(text, b));
+  }
+}
+
+template <int kRounds, bool kSeal>
+SEALBOX_X86_VAES512 void Groups(const Schedule& s, __m512i& counters, __m128i& acc,
+                                const uint8_t* in, uint8_t* out, size_t groups) {
+  if (kSeal) {
+    // Each group's ciphertext is hashed during the next group's rounds.
+    Group<kRounds, false>(s, counters, acc, nullptr, in, out);
+    for (size_t g = 1; g < groups; ++g) {
+      Group<kRounds, true>(s, counters, acc, out + (g - 1) * kGroupBytes,
+                           in + g * kGroupBytes, out + g * kGroupBytes);
+    }
+    acc = GhashTail(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
+  } else {
+    for (size_t g = 0; g < groups; ++g) {
+      Group<kRounds, true>(s, counters, acc, in + g * kGroupBytes,
+                           in + g * kGroupBytes, out + g * kGroupBytes);
+    }
+  }
+}
+
+template <bool kSeal>
+SEALBOX_X86_VAES512 void Blocks(const KeySchedule& schedule, uint8_t counter_bytes[16],
+                                uint8_t x[16], const uint8_t* in, uint8_t* out,
+                                size_t blocks) {
+  const Schedule& s = x86::ScheduleOf(schedule);
+  const __m128i reverse = x86::ByteReverseMask();
+  const __m128i counter = x86::LoadCounter(counter_bytes);
+  __m128i acc = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<__m128i*>(x)), reverse);
+  // Lane k counts from counter + k.
+  __m512i counters = _mm512_add_epi32(
+      Broadcast(counter), _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0));
+
+  const size_t groups = blocks / kGroup;
+  if (groups > 0) {
+    switch (s.rounds) {
+      case 10: Groups<10, kSeal>(s, counters, acc, in, out, groups); break;
+      case 12: Groups<12, kSeal>(s, counters, acc, in, out, groups); break;
+      default: Groups<14, kSeal>(s, counters, acc, in, out, groups); break;
+    }
+    in += groups * kGroupBytes;
+    out += groups * kGroupBytes;
+  }
+  const size_t rest = blocks % kGroup;
+  if (rest > 0) {
+    if (!kSeal) acc = GhashTail(s, acc, in, rest);
+    CtrTail(s, counters, in, out, rest);
+    if (kSeal) acc = GhashTail(s, acc, out, rest);
+  }
+
+  // inc32 `blocks` times (blocks < 2^32 by GCM's limit, enforced by the mode layer).
+  x86::StoreCounter(
+      _mm_add_epi32(counter, _mm_set_epi32(0, 0, 0, static_cast<int>(blocks))),
+      counter_bytes);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm_shuffle_epi8(acc, reverse));
+  _mm256_zeroupper();
+}
+
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                const uint8_t* in, uint8_t* out, size_t blocks) {
+  Blocks<true>(schedule, counter, x, in, out, blocks);
+}
+
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                const uint8_t* in, uint8_t* out, size_t blocks) {
+  Blocks<false>(schedule, counter, x, in, out, blocks);
+}
+
+}  // namespace
+
+const Kernel kX86VaesAvx512Kernel = {
+    /*name=*/"x86_vaes_avx512",
+    /*constant_time=*/true,
+    /*expand_key=*/x86::ExpandKey,
+    /*encrypt_block=*/x86::EncryptBlock,
+    /*ghash=*/x86::Ghash,
+    /*seal_blocks=*/SealBlocks,
+    /*open_blocks=*/OpenBlocks,
+};
+
+}  // namespace sealbox::crypto::kernel
