@@ -15,8 +15,9 @@
 
 namespace sealbox::crypto::x86 {
 
-// Powers of H' kept: enough for the widest loop (16 blocks per GHASH reduction).
-inline constexpr int kPowers = 16;
+// Powers of H' kept: enough for the longest run of blocks sharing one GHASH
+// reduction (two groups of 16, or four of 8; see GhashStep).
+inline constexpr int kPowers = 32;
 
 // The powers come first so that every group of four is 64-byte aligned for the
 // 512-bit kernel.
@@ -69,6 +70,34 @@ SEALBOX_X86_AESNI inline __m128i GhashUpTo16(const Schedule& s, __m128i acc,
     MulAdd(p, block, s.h_powers[first + j], s.h_karatsuba[first + j]);
   }
   return n == 0 ? acc : Reduce(p);
+}
+
+// Where one group of a bulk loop stands in GHASH's sequence. The loops hash groups
+// of G blocks, and reduce only once per run of R groups (R * G <= kPowers): the
+// first group of a run absorbs the accumulator, each multiplies its blocks by the
+// powers of H' for its place in the run, and the last reduces. Then the reduced
+// accumulator, the only value carried from one run to the next, is on the critical
+// path once per run instead of once per group. A shorter first run takes the
+// remainder, so the last group of the message always ends a run.
+struct GhashStep {
+  size_t power_index;  // into Schedule::h_powers, for this group's first block
+  bool first;          // absorbs the accumulator
+  bool last;           // reduces into the accumulator
+};
+
+// The step of group h (0-based) of `groups`, for runs of `run` groups of `group`
+// blocks.
+inline GhashStep StepOf(size_t h, size_t groups, size_t run, size_t group) {
+  const size_t short_run = groups % run;
+  size_t place, length;
+  if (h < short_run) {
+    place = h;
+    length = short_run;
+  } else {
+    place = (h - short_run) % run;
+    length = run;
+  }
+  return {kPowers - (length - place) * group, place == 0, place == length - 1};
 }
 
 // Counters: a counter block byte-reversed, so that GCM's big-endian 32-bit counter

@@ -86,6 +86,9 @@ SEALBOX_X86_VAES256 inline void Group(const Schedule& s, __m256i& counters,
       if (j == 0) x = _mm256_xor_si256(x, _mm256_zextsi128_si256(acc));
       MulAdd(p, x, Load(reinterpret_cast<const uint8_t*>(
                        &s.h_powers[kFirstPower + j * kLanes])));
+      // Sum each product now, rather than let GCC compute them all first and
+      // spill them (only sixteen YMM registers).
+      asm("" : "+x"(p.lo), "+x"(p.mid), "+x"(p.hi));
     }
   }
   if (kHash) acc = Reduce(p);
@@ -106,8 +109,12 @@ SEALBOX_X86_VAES256 void Groups(const Schedule& s, __m256i& counters, __m128i& a
     // Each group's ciphertext is hashed during the next group's rounds.
     Group<kRounds, false>(s, counters, acc, nullptr, in, out);
     for (size_t g = 1; g < groups; ++g) {
-      Group<kRounds, true>(s, counters, acc, out + (g - 1) * kGroupBytes,
-                           in + g * kGroupBytes, out + g * kGroupBytes);
+      // Hide where `hashed` points, so that the compiler reloads the ciphertext
+      // it just stored rather than holding it in registers.
+      const uint8_t* hashed = out + (g - 1) * kGroupBytes;
+      asm("" : "+r"(hashed));
+      Group<kRounds, true>(s, counters, acc, hashed, in + g * kGroupBytes,
+                           out + g * kGroupBytes);
     }
     acc = x86::GhashUpTo16(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
   } else {

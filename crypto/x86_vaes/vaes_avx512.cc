@@ -26,7 +26,6 @@ constexpr size_t kVectors = 4;                     // vectors per iteration
 constexpr size_t kGroup = kLanes * kVectors;       // blocks per iteration
 constexpr size_t kGroupBytes = kGroup * kBlockBytes;
 constexpr size_t kVectorBytes = kLanes * kBlockBytes;
-static_assert(kGroup == x86::kPowers);
 
 SEALBOX_X86_VAES512 inline __m512i Broadcast(__m128i block) {
   return _mm512_broadcast_i32x4(block);
@@ -61,60 +60,86 @@ SEALBOX_X86_VAES512 inline void MulAdd(WideProduct& p, __m512i x, __m512i h) {
                                     _mm512_clmulepi64_epi128(x, h, 0x10), 0x96);
 }
 
-// The four lanes' products added, then one reduction.
+// Reduces each lane (the middle term folded in, then the Montgomery steps of
+// clmul.h on all four lanes at once), then adds the lanes: reduction is linear.
 SEALBOX_X86_VAES512 inline __m128i Reduce(const WideProduct& p) {
-  const __m128i mid = XorLanes(p.mid);
-  return x86::MontgomeryReduce(_mm_xor_si128(XorLanes(p.lo), _mm_slli_si128(mid, 8)),
-                               _mm_xor_si128(XorLanes(p.hi), _mm_srli_si128(mid, 8)));
+  const __m512i lo = _mm512_xor_si512(p.lo, _mm512_bslli_epi128(p.mid, 8));
+  const __m512i hi = _mm512_xor_si512(p.hi, _mm512_bsrli_epi128(p.mid, 8));
+  const __m512i poly = Broadcast(x86::PolyvalConstant());
+  const __m512i t = _mm512_xor_si512(_mm512_shuffle_epi32(lo, _MM_PERM_BADC),
+                                     _mm512_clmulepi64_epi128(lo, poly, 0x10));
+  return XorLanes(_mm512_ternarylogic_epi64(_mm512_shuffle_epi32(t, _MM_PERM_BADC),
+                                            _mm512_clmulepi64_epi128(t, poly, 0x10),
+                                            hi, 0x96));
 }
 
-// One group: CTR on sixteen blocks at `in` into `out`; with kHash, `acc` also
-// absorbs the sixteen ciphertext blocks at `hashed` (read before `out` is written).
-template <int kRounds, bool kHash>
+// One group of sixteen blocks. With kCrypt, CTR on the blocks at `in` into `out`.
+// With kHash, GHASH `step` (x86::GhashStep) over the sixteen ciphertext blocks at
+// `hashed` (read before `out` is written), the products carried in `pending`
+// between the groups of a run. The round count is fixed at compile time, so the
+// rounds unroll and the multiplies sit between them.
+template <int kRounds, bool kCrypt, bool kHash>
 SEALBOX_X86_VAES512 inline void Group(const Schedule& s, __m512i& counters,
-                                      __m128i& acc, const uint8_t* hashed,
+                                      __m128i& acc, WideProduct& pending,
+                                      x86::GhashStep step, const uint8_t* hashed,
                                       const uint8_t* in, uint8_t* out) {
-  const __m512i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
-  const __m512i key0 = Broadcast(s.round_keys[0]);
   __m512i b[kVectors];
+  if (kCrypt) {
+    const __m512i increment = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
+    const __m512i key0 = Broadcast(s.round_keys[0]);
 #pragma GCC unroll 4
-  for (size_t j = 0; j < kVectors; ++j) {
-    b[j] = _mm512_xor_si512(ByteReverse(counters), key0);
-    counters = _mm512_add_epi32(counters, step);
+    for (size_t j = 0; j < kVectors; ++j) {
+      b[j] = _mm512_xor_si512(ByteReverse(counters), key0);
+      counters = _mm512_add_epi32(counters, increment);
+    }
   }
 
   __m512i x[kVectors];
+  WideProduct p{};
   if (kHash) {
 #pragma GCC unroll 4
     for (size_t j = 0; j < kVectors; ++j) {
       x[j] = ByteReverse(_mm512_loadu_si512(hashed + j * kVectorBytes));
     }
-    x[0] = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(acc));
-  }
-
-  WideProduct p{};
-#pragma GCC unroll 14
-  for (int r = 1; r < kRounds; ++r) {
-    const __m512i key = Broadcast(s.round_keys[r]);
-#pragma GCC unroll 4
-    for (size_t j = 0; j < kVectors; ++j) b[j] = _mm512_aesenc_epi128(b[j], key);
-    if (kHash && r <= static_cast<int>(kVectors)) {
-      const size_t j = static_cast<size_t>(r - 1);
-      MulAdd(p, x[j], _mm512_load_si512(&s.h_powers[j * kLanes]));
+    if (step.first) {
+      x[0] = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(acc));
+    } else {
+      p = pending;
     }
   }
-  if (kHash) acc = Reduce(p);
 
-  const __m512i last = Broadcast(s.round_keys[kRounds]);
+#pragma GCC unroll 14
+  for (int r = 1; r < kRounds; ++r) {
+    if (kCrypt) {
+      const __m512i key = Broadcast(s.round_keys[r]);
 #pragma GCC unroll 4
-  for (size_t j = 0; j < kVectors; ++j) {
-    const __m512i text = _mm512_loadu_si512(in + j * kVectorBytes);
-    _mm512_storeu_si512(out + j * kVectorBytes,
-                        _mm512_xor_si512(text, _mm512_aesenclast_epi128(b[j], last)));
+      for (size_t j = 0; j < kVectors; ++j) b[j] = _mm512_aesenc_epi128(b[j], key);
+    }
+    if (kHash && r <= static_cast<int>(kVectors)) {
+      const size_t j = static_cast<size_t>(r - 1);
+      MulAdd(p, x[j], _mm512_load_si512(&s.h_powers[step.power_index + j * kLanes]));
+    }
+  }
+  if (kHash) {
+    if (step.last) {
+      acc = Reduce(p);
+    } else {
+      pending = p;
+    }
+  }
+
+  if (kCrypt) {
+    const __m512i last = Broadcast(s.round_keys[kRounds]);
+#pragma GCC unroll 4
+    for (size_t j = 0; j < kVectors; ++j) {
+      const __m512i text = _mm512_loadu_si512(in + j * kVectorBytes);
+      _mm512_storeu_si512(out + j * kVectorBytes,
+                          _mm512_xor_si512(text, _mm512_aesenclast_epi128(b[j], last)));
+    }
   }
 }
 
-// `acc` absorbs n (1..16) blocks at `in`, with one reduction.
+// `acc` absorbs n (1..kPowers) blocks at `in`, with one reduction.
 SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc,
                                         const uint8_t* in, size_t n) {
   WideProduct p{};
@@ -128,7 +153,7 @@ SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc,
   return Reduce(p);
 }
 
-// CTR over n (0..15) blocks, four at a time.
+// CTR over the n (< 16) blocks of a tail, four at a time.
 SEALBOX_X86_VAES512 void CtrTail(const Schedule& s, __m512i counters,
                                    const uint8_t* in, uint8_t* out, size_t n) {
   const __m512i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
@@ -145,21 +170,34 @@ SEALBOX_X86_VAES512 void CtrTail(const Schedule& s, __m512i counters,
   }
 }
 
+// Runs of two groups share one reduction (x86::GhashStep).
+constexpr size_t kRun = 2;
+static_assert(kRun * kGroup <= x86::kPowers);
+
 template <int kRounds, bool kSeal>
 SEALBOX_X86_VAES512 void Groups(const Schedule& s, __m512i& counters, __m128i& acc,
                                 const uint8_t* in, uint8_t* out, size_t groups) {
+  WideProduct pending{};
   if (kSeal) {
-    // Each group's ciphertext is hashed during the next group's rounds.
-    Group<kRounds, false>(s, counters, acc, nullptr, in, out);
-    for (size_t g = 1; g < groups; ++g) {
-      Group<kRounds, true>(s, counters, acc, out + (g - 1) * kGroupBytes,
-                           in + g * kGroupBytes, out + g * kGroupBytes);
+    // Group h's ciphertext is hashed during group h + 1's rounds, the last alone.
+    Group<kRounds, true, false>(s, counters, acc, pending, {}, nullptr, in, out);
+    for (size_t h = 0; h + 1 < groups; ++h) {
+      // Hide where `hashed` points, so that the compiler reloads the ciphertext
+      // it just stored rather than holding it in registers.
+      const uint8_t* hashed = out + h * kGroupBytes;
+      asm("" : "+r"(hashed));
+      Group<kRounds, true, true>(s, counters, acc, pending,
+                                 x86::StepOf(h, groups, kRun, kGroup), hashed,
+                                 in + (h + 1) * kGroupBytes, out + (h + 1) * kGroupBytes);
     }
-    acc = GhashTail(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
+    Group<kRounds, false, true>(s, counters, acc, pending,
+                                x86::StepOf(groups - 1, groups, kRun, kGroup),
+                                out + (groups - 1) * kGroupBytes, nullptr, nullptr);
   } else {
-    for (size_t g = 0; g < groups; ++g) {
-      Group<kRounds, true>(s, counters, acc, in + g * kGroupBytes,
-                           in + g * kGroupBytes, out + g * kGroupBytes);
+    for (size_t h = 0; h < groups; ++h) {
+      Group<kRounds, true, true>(s, counters, acc, pending,
+                                 x86::StepOf(h, groups, kRun, kGroup), in + h * kGroupBytes,
+                                 in + h * kGroupBytes, out + h * kGroupBytes);
     }
   }
 }
