@@ -58,40 +58,46 @@ SEALBOX_X86_VAES256 inline __m128i Reduce(const WideProduct& p) {
                                _mm_xor_si128(XorLanes(p.hi), _mm_srli_si128(mid, 8)));
 }
 
-// One group: CTR on eight blocks at `in` into `out`; with kHash, `acc` also absorbs
-// the eight ciphertext blocks at `hashed` (read before `out` is written).
-template <int kRounds, bool kHash>
+// One group: CTR on eight blocks at `in` into `out`, while GHASH `step`
+// (x86::GhashStep) runs over the eight ciphertext blocks at `hashed` (read before
+// `out` is written), the products carried in `pending` between the groups of a run.
+template <int kRounds>
 SEALBOX_X86_VAES256 inline void Group(const Schedule& s, __m256i& counters,
-                                      __m128i& acc, const uint8_t* hashed,
+                                      __m128i& acc, WideProduct& pending,
+                                      x86::GhashStep step, const uint8_t* hashed,
                                       const uint8_t* in, uint8_t* out) {
-  const __m256i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
+  const __m256i increment = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
   const __m256i key0 = Broadcast(s.round_keys[0]);
   __m256i b[kVectors];
 #pragma GCC unroll 4
   for (size_t j = 0; j < kVectors; ++j) {
     b[j] = _mm256_xor_si256(ByteReverse(counters), key0);
-    counters = _mm256_add_epi32(counters, step);
+    counters = _mm256_add_epi32(counters, increment);
   }
 
   WideProduct p{};
-  constexpr size_t kFirstPower = x86::kPowers - kGroup;
+  if (!step.first) p = pending;
 #pragma GCC unroll 14
   for (int r = 1; r < kRounds; ++r) {
     const __m256i key = Broadcast(s.round_keys[r]);
 #pragma GCC unroll 4
     for (size_t j = 0; j < kVectors; ++j) b[j] = _mm256_aesenc_epi128(b[j], key);
-    if (kHash && r <= static_cast<int>(kVectors)) {
+    if (r <= static_cast<int>(kVectors)) {
       const size_t j = static_cast<size_t>(r - 1);
       __m256i x = ByteReverse(Load(hashed + j * kVectorBytes));
-      if (j == 0) x = _mm256_xor_si256(x, _mm256_zextsi128_si256(acc));
+      if (j == 0 && step.first) x = _mm256_xor_si256(x, _mm256_zextsi128_si256(acc));
       MulAdd(p, x, Load(reinterpret_cast<const uint8_t*>(
-                       &s.h_powers[kFirstPower + j * kLanes])));
+                       &s.h_powers[step.power_index + j * kLanes])));
       // Sum each product now, rather than let GCC compute them all first and
       // spill them (only sixteen YMM registers).
       asm("" : "+x"(p.lo), "+x"(p.mid), "+x"(p.hi));
     }
   }
-  if (kHash) acc = Reduce(p);
+  if (step.last) {
+    acc = Reduce(p);
+  } else {
+    pending = p;
+  }
 
   const __m256i last = Broadcast(s.round_keys[kRounds]);
 #pragma GCC unroll 4
@@ -102,25 +108,35 @@ SEALBOX_X86_VAES256 inline void Group(const Schedule& s, __m256i& counters,
   }
 }
 
+// Runs of four groups share one reduction (x86::GhashStep).
+constexpr size_t kRun = 4;
+static_assert(kRun * kGroup <= x86::kPowers);
+
 template <int kRounds, bool kSeal>
 SEALBOX_X86_VAES256 void Groups(const Schedule& s, __m256i& counters, __m128i& acc,
                                 const uint8_t* in, uint8_t* out, size_t groups) {
+  WideProduct pending{};
   if (kSeal) {
-    // Each group's ciphertext is hashed during the next group's rounds.
-    Group<kRounds, false>(s, counters, acc, nullptr, in, out);
+    // Each group's ciphertext is hashed during the next group's rounds, the last
+    // after the loop (a run of its own).
+    __m128i counter = _mm256_castsi256_si128(counters);
+    x86::CtrBlocks(s, counter, in, out, kGroup);
+    counters = _mm256_add_epi32(counters, Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kGroup))));
+    const size_t hashed_in_loop = groups - 1;
     for (size_t g = 1; g < groups; ++g) {
       // Hide where `hashed` points, so that the compiler reloads the ciphertext
       // it just stored rather than holding it in registers.
       const uint8_t* hashed = out + (g - 1) * kGroupBytes;
       asm("" : "+r"(hashed));
-      Group<kRounds, true>(s, counters, acc, hashed, in + g * kGroupBytes,
-                           out + g * kGroupBytes);
+      Group<kRounds>(s, counters, acc, pending,
+                     x86::StepOf(g - 1, hashed_in_loop, kRun, kGroup), hashed,
+                     in + g * kGroupBytes, out + g * kGroupBytes);
     }
     acc = x86::GhashUpTo16(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
   } else {
     for (size_t g = 0; g < groups; ++g) {
-      Group<kRounds, true>(s, counters, acc, in + g * kGroupBytes,
-                           in + g * kGroupBytes, out + g * kGroupBytes);
+      Group<kRounds>(s, counters, acc, pending, x86::StepOf(g, groups, kRun, kGroup),
+                     in + g * kGroupBytes, in + g * kGroupBytes, out + g * kGroupBytes);
     }
   }
 }
