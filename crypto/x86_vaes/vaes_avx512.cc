@@ -182,10 +182,7 @@ SEALBOX_X86_VAES512 void Groups(const Schedule& s, __m512i& counters, __m128i& a
     // Group h's ciphertext is hashed during group h + 1's rounds, the last alone.
     Group<kRounds, true, false>(s, counters, acc, pending, {}, nullptr, in, out);
     for (size_t h = 0; h + 1 < groups; ++h) {
-      // Hide where `hashed` points, so that the compiler reloads the ciphertext
-      // it just stored rather than holding it in registers.
       const uint8_t* hashed = out + h * kGroupBytes;
-      asm("" : "+r"(hashed));
       Group<kRounds, true, true>(s, counters, acc, pending,
                                  x86::StepOf(h, groups, kRun, kGroup), hashed,
                                  in + (h + 1) * kGroupBytes, out + (h + 1) * kGroupBytes);
