@@ -12,12 +12,15 @@
 // ticks at the CPU's nominal clock, not its actual (turbo) clock, so cpb is
 // comparable between rows of one run rather than a true cycle count.
 //
-// Runs each row for --benchmark_min_time=0.1 s unless told otherwise: all 120 rows
-// take about half a minute on two cores.
+// Unless told otherwise, runs each row 5 times for --benchmark_min_time=0.05 s,
+// the repetitions of all rows in random order (so that a slow spell of this shared
+// machine hits ours and OpenSSL's rows alike), and reports medians: every row on
+// x86-64 takes about two minutes on two cores. --benchmark_filter narrows it.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -49,7 +52,10 @@ constexpr int kKeyBits[] = {128, 256};
 constexpr size_t kMessageBytes[] = {16,   64,   256,   512,   1024,
                                     2048, 4096, 8192, 16384, size_t{1} << 20};
 constexpr size_t kTagBytes = 16;
-constexpr char kDefaultMinTime[] = "--benchmark_min_time=0.1";
+constexpr char kDefaultMinTime[] = "--benchmark_min_time=0.05";
+constexpr char kDefaultRepetitions[] = "--benchmark_repetitions=5";
+constexpr char kRandomInterleaving[] = "--benchmark_enable_random_interleaving=true";
+constexpr char kAggregatesOnly[] = "--benchmark_display_aggregates_only=true";
 
 enum class Op { kSeal, kOpen };
 
@@ -195,15 +201,19 @@ class RatioReporter : public benchmark::BenchmarkReporter {
 
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
+      if (run.error_occurred) continue;
+      // Each repetition's own figure; or, when only aggregates are reported, the
+      // median that Google Benchmark computed over them.
+      const bool median =
+          run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type != Run::RT_Iteration && !median) continue;
       auto rate = run.counters.find("bytes_per_second");
       if (rate == run.counters.end()) continue;
       // "Seal/table/128/1024", perhaps with more after it.
       std::vector<std::string> parts = absl::StrSplit(run.run_name.function_name, '/');
       if (parts.size() < 4) continue;
       Sample& sample = rates_[{parts[0], parts[1], parts[2], parts[3]}];
-      sample.sum += rate->second.value;
-      ++sample.count;
+      (median ? sample.medians : sample.values).push_back(rate->second.value);
     }
     inner_->ReportRuns(runs);
   }
@@ -215,7 +225,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
     std::fprintf(out,
                  "\nsealbox / OpenSSL (%s), MB/s = 10^6 bytes per second of CPU time\n",
                  OpenSSL_version(OPENSSL_VERSION));
-    std::fprintf(out, "%-10s %4s %8s | %10s %10s %7s | %10s %10s %7s\n", "impl", "key",
+    std::fprintf(out, "%-16s %4s %8s | %10s %10s %7s | %10s %10s %7s\n", "impl", "key",
                  "bytes", "Seal MB/s", "openssl", "ratio", "Open MB/s", "openssl",
                  "ratio");
     int rows = 0;
@@ -229,7 +239,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           const double open_ref = Rate("Open", kOpenSsl, b, n);
           if (seal < 0 && open < 0) continue;  // filtered out
           ++rows;
-          std::fprintf(out, "%-10s %4d %8zu | %s %s %s | %s %s %s\n", impl.c_str(), bits,
+          std::fprintf(out, "%-16s %4d %8zu | %s %s %s | %s %s %s\n", impl.c_str(), bits,
                        size, Cell(seal).c_str(), Cell(seal_ref).c_str(),
                        Ratio(seal, seal_ref).c_str(), Cell(open).c_str(),
                        Cell(open_ref).c_str(), Ratio(open, open_ref).c_str());
@@ -241,16 +251,23 @@ class RatioReporter : public benchmark::BenchmarkReporter {
 
  private:
   struct Sample {
-    double sum = 0;
-    int count = 0;
+    std::vector<double> values;   // one per repetition
+    std::vector<double> medians;  // from aggregates, if those were all we saw
   };
   using Key = std::tuple<std::string, std::string, std::string, std::string>;
 
-  // Mean bytes per second of a row, or -1 if it did not run.
+  // Median bytes per second of a row's repetitions (this machine is shared and
+  // noisy: one slow repetition must not move the figure), or -1 if it did not run.
   double Rate(const std::string& op, const std::string& impl, const std::string& bits,
               const std::string& size) const {
     auto it = rates_.find({op, impl, bits, size});
-    return it == rates_.end() ? -1 : it->second.sum / it->second.count;
+    if (it == rates_.end()) return -1;
+    std::vector<double> values =
+        it->second.values.empty() ? it->second.medians : it->second.values;
+    if (values.empty()) return -1;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
   }
 
   static std::string Cell(double rate) {
@@ -298,8 +315,14 @@ std::unique_ptr<benchmark::BenchmarkReporter> FormatReporter(
 
 int Main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
-  std::string min_time = kDefaultMinTime;
+  std::string min_time = kDefaultMinTime, repetitions = kDefaultRepetitions,
+              interleaving = kRandomInterleaving, aggregates = kAggregatesOnly;
   if (!HasFlag(args, "--benchmark_min_time")) args.push_back(min_time.data());
+  if (!HasFlag(args, "--benchmark_repetitions")) {
+    args.push_back(repetitions.data());
+    args.push_back(interleaving.data());
+    args.push_back(aggregates.data());
+  }
   int args_count = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&args_count, args.data());
