@@ -27,8 +27,9 @@ bool Always(const CpuFeatures&) { return true; }
 
 #if defined(__x86_64__)
 bool HasAesniPclmul(const CpuFeatures& f) { return f.x86_aesni && f.x86_pclmulqdq; }
+bool HasAesniPclmulAvx(const CpuFeatures& f) { return HasAesniPclmul(f) && f.x86_avx; }
 bool HasVaes256(const CpuFeatures& f) {
-  return HasAesniPclmul(f) && f.x86_avx && f.x86_avx2 && f.x86_vaes && f.x86_vpclmulqdq;
+  return HasAesniPclmulAvx(f) && f.x86_avx2 && f.x86_vaes && f.x86_vpclmulqdq;
 }
 bool HasVaes512(const CpuFeatures& f) { return HasVaes256(f) && f.x86_avx512; }
 #endif
@@ -46,6 +47,7 @@ const Entry kEntries[] = {
 #if defined(__x86_64__)
     {&kernel::kX86VaesAvx512Kernel, HasVaes512, true},
     {&kernel::kX86VaesAvx2Kernel, HasVaes256, true},
+    {&kernel::kX86AesniAvxKernel, HasAesniPclmulAvx, true},
     {&kernel::kX86AesniKernel, HasAesniPclmul, true},
 #endif
 #if defined(__aarch64__)

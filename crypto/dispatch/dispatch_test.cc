@@ -29,8 +29,8 @@ TEST_F(DispatchTest, EveryImplementationIsListedOnce) {
                                                 "armv8_neon", "portable", "table"));
 #elif defined(__x86_64__)
   EXPECT_THAT(AllImplementations(),
-              ElementsAre("x86_vaes_avx512", "x86_vaes_avx2", "x86_aesni", "portable",
-                          "table"));
+              ElementsAre("x86_vaes_avx512", "x86_vaes_avx2", "x86_aesni_avx", "x86_aesni",
+                          "portable", "table"));
 #else
   EXPECT_THAT(AllImplementations(), ElementsAre("portable", "table"));
 #endif
@@ -59,8 +59,8 @@ TEST_F(DispatchTest, X86DecisionTable) {
   const Row rows[] = {
       {X86(true, true, true, true, true), "x86_vaes_avx512"},   // Ice Lake+, Zen 4
       {X86(true, true, true, true, false), "x86_vaes_avx2"},    // Zen 3, Alder Lake
-      {X86(true, true, true, false, true), "x86_aesni"},        // Skylake-SP
-      {X86(true, true, true, false, false), "x86_aesni"},       // Haswell, Zen 2
+      {X86(true, true, true, false, true), "x86_aesni_avx"},    // Skylake-SP
+      {X86(true, true, true, false, false), "x86_aesni_avx"},   // Haswell, Zen 2
       {X86(true, true, false, false, false), "x86_aesni"},      // Westmere
       {X86(true, false, false, false, false), "portable"},      // AES-NI alone
       {X86(false, true, true, false, false), "portable"},
@@ -73,7 +73,7 @@ TEST_F(DispatchTest, X86DecisionTable) {
   // VAES without VPCLMULQDQ, or without the OS saving YMM state, is not enough.
   CpuFeatures no_vpclmul = X86(true, true, true, true, false);
   no_vpclmul.x86_vpclmulqdq = false;
-  EXPECT_STREQ(BestKernel(no_vpclmul).name, "x86_aesni");
+  EXPECT_STREQ(BestKernel(no_vpclmul).name, "x86_aesni_avx");
   CpuFeatures no_avx = X86(true, true, true, true, true);
   no_avx.x86_avx = false;
   EXPECT_STREQ(BestKernel(no_avx).name, "x86_aesni");
@@ -85,7 +85,7 @@ TEST_F(DispatchTest, Avx512KernelNeedsAvx512EvenWhenNamed) {
   ASSERT_FALSE(chosen.ok());
   EXPECT_EQ(chosen.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(chosen.status().message()),
-              HasSubstr("x86_vaes_avx2, x86_aesni, portable"));
+              HasSubstr("x86_vaes_avx2, x86_aesni_avx, x86_aesni, portable"));
 }
 #endif
 
