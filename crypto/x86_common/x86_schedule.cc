@@ -67,8 +67,8 @@ SEALBOX_X86_AESNI void Ghash(const kernel::KeySchedule& schedule, uint8_t x[16],
   const Schedule& s = ScheduleOf(schedule);
   const __m128i reverse = ByteReverseMask();
   __m128i acc = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<__m128i*>(x)), reverse);
-  for (; blocks >= 8; blocks -= 8, in += 8 * 16) acc = GhashUpTo16(s, acc, in, 8);
-  acc = GhashUpTo16(s, acc, in, blocks);
+  for (; blocks >= 8; blocks -= 8, in += 8 * 16) acc = GhashAggregate(s, acc, in, 8);
+  acc = GhashAggregate(s, acc, in, blocks);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm_shuffle_epi8(acc, reverse));
 }
 

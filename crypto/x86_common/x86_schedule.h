@@ -58,7 +58,7 @@ SEALBOX_X86_AESNI inline __m128i EncryptOne(const Schedule& s, __m128i block) {
 
 // The POLYVAL-form accumulator `acc` absorbs n <= kPowers blocks at `in` (GCM byte
 // order) with one reduction.
-SEALBOX_X86_AESNI inline __m128i GhashUpTo16(const Schedule& s, __m128i acc,
+SEALBOX_X86_AESNI inline __m128i GhashAggregate(const Schedule& s, __m128i acc,
                                              const uint8_t* in, size_t n) {
   const __m128i reverse = ByteReverseMask();
   Product p;

@@ -132,7 +132,7 @@ SEALBOX_X86_VAES256 void Groups(const Schedule& s, __m256i& counters, __m128i& a
                      x86::StepOf(g - 1, hashed_in_loop, kRun, kGroup), hashed,
                      in + g * kGroupBytes, out + g * kGroupBytes);
     }
-    acc = x86::GhashUpTo16(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
+    acc = x86::GhashAggregate(s, acc, out + (groups - 1) * kGroupBytes, kGroup);
   } else {
     for (size_t g = 0; g < groups; ++g) {
       Group<kRounds>(s, counters, acc, pending, x86::StepOf(g, groups, kRun, kGroup),
@@ -167,9 +167,9 @@ SEALBOX_X86_VAES256 void Blocks(const KeySchedule& schedule, uint8_t counter_byt
   const size_t rest = blocks % kGroup;
   if (kSeal) {
     x86::CtrBlocks(s, counter, in, out, rest);
-    acc = x86::GhashUpTo16(s, acc, out, rest);
+    acc = x86::GhashAggregate(s, acc, out, rest);
   } else {
-    acc = x86::GhashUpTo16(s, acc, in, rest);
+    acc = x86::GhashAggregate(s, acc, in, rest);
     x86::CtrBlocks(s, counter, in, out, rest);
   }
 
