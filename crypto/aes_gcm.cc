@@ -56,6 +56,35 @@ void StoreBigEndian64(uint64_t value, uint8_t* out) {
   }
 }
 
+// A block's bytes as two little-endian 64-bit halves.
+uint64_t LoadHalf(const uint8_t* in) {
+  uint64_t half;
+  std::memcpy(&half, in, 8);
+  return half;
+}
+
+// Writes a block with one 16-byte store (GCC vector extension; one instruction on
+// x86-64 and AArch64). A kernel that loads the block right after then takes it
+// straight from that store, where bytes written piecewise would make its 16-byte
+// load wait for them all to reach the cache: a dozen cycles, several times per
+// message.
+void StoreBlock(uint64_t first_half, uint64_t second_half, uint8_t out[kBlockBytes]) {
+  typedef uint64_t Halves __attribute__((vector_size(16), aligned(1)));
+  const Halves block = {first_half, second_half};
+  std::memcpy(out, &block, kBlockBytes);
+}
+
+// The second half of a block whose last four bytes are the big-endian 32-bit
+// `count`.
+uint64_t WithCount32(uint64_t second_half, uint32_t count) {
+  return (second_half & 0xffffffffu) | (uint64_t{__builtin_bswap32(count)} << 32);
+}
+
+// The big-endian 32-bit counter in the last four bytes of a block's second half.
+uint32_t Count32(uint64_t second_half) {
+  return __builtin_bswap32(static_cast<uint32_t>(second_half >> 32));
+}
+
 // GCM's inc32 without a carry branch: for IVs other than 12 bytes the counter is
 // derived from H, so its bits must not steer control flow.
 void IncrementCounter32(uint8_t counter[16]) {
@@ -104,8 +133,9 @@ class Message {
     uint8_t j0[kBlockBytes] = {};
     if (iv.size() == 12) {
       // The fast path: J0 = IV || 0^31 || 1.
-      std::memcpy(j0, iv.data(), 12);
-      j0[15] = 1;
+      uint32_t iv_end;
+      std::memcpy(&iv_end, iv.data() + 8, 4);
+      StoreBlock(LoadHalf(iv.data()), WithCount32(iv_end, 1), j0);
     } else {
       // J0 = GHASH(IV || 0^s || 0^64 || [len(IV)]_64).
       Absorb(iv);
@@ -116,8 +146,8 @@ class Message {
       std::memset(x_, 0, kBlockBytes);
     }
     kernel_.encrypt_block(schedule_, j0, tag_mask_);
-    std::memcpy(counter_, j0, kBlockBytes);
-    IncrementCounter32(counter_);
+    const uint64_t j0_end = LoadHalf(j0 + 8);
+    StoreBlock(LoadHalf(j0), WithCount32(j0_end, Count32(j0_end) + 1), counter_);
     SecureWipe(j0, sizeof(j0));
   }
 
@@ -167,8 +197,8 @@ class Message {
   // The full 16-byte tag: GHASH over the lengths block, masked with E(J0).
   void Finish(size_t aad_size, size_t text_size, uint8_t tag[kBlockBytes]) {
     uint8_t lengths[kBlockBytes];
-    StoreBigEndian64(uint64_t{aad_size} * 8, lengths);
-    StoreBigEndian64(uint64_t{text_size} * 8, lengths + 8);
+    StoreBlock(__builtin_bswap64(uint64_t{aad_size} * 8),
+               __builtin_bswap64(uint64_t{text_size} * 8), lengths);
     kernel_.ghash(schedule_, x_, lengths, 1);
     for (size_t i = 0; i < kBlockBytes; ++i) tag[i] = x_[i] ^ tag_mask_[i];
   }
