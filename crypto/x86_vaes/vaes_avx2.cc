@@ -1,8 +1,8 @@
 // The x86_vaes_avx2 kernel's bulk loops: the 512-bit kernel's plan (vaes_avx512.cc)
 // on 256-bit vectors for CPUs without usable AVX-512. Eight blocks (four vectors of
-// two) per iteration, hashed against H'^8..H'^1 with one reduction per group; the
-// sixteen YMM registers hold the AES state, the products and a round key. Tails of
-// up to 7 blocks and everything else are the shared x86 code (crypto/x86_common).
+// two) per iteration, with one reduction per run of four groups (x86::GhashStep);
+// the sixteen YMM registers hold the AES state, the products and a round key. Tails
+// of up to 7 blocks and everything else are the shared x86 code (crypto/x86_common).
 #include <immintrin.h>
 
 #include "crypto/kernel/kernel.h"

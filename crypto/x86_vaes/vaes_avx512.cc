@@ -1,10 +1,11 @@
 // The x86_vaes_avx512 kernel's bulk loops. Sixteen blocks (four 512-bit vectors)
 // per iteration: while VAES runs the rounds of one group, VPCLMULQDQ hashes sixteen
 // other ciphertext blocks (the previous group when sealing, this group's input when
-// opening) against H'^16..H'^1, with one reduction per group. Tails of up to 15
-// blocks use masked loads and stores, which neither read nor write (nor fault on)
-// the bytes outside the buffers. Key expansion, single blocks and GHASH of AAD are
-// the shared x86 code (crypto/x86_common).
+// opening), with one reduction per run of two groups (x86::GhashStep). Tails of up
+// to 15 blocks use masked loads and stores, which neither read nor write (nor fault
+// on) the bytes outside the buffers. Key expansion, single blocks and GHASH of AAD
+// are the shared x86 code (crypto/x86_common).
+//
 // GCC 12's AVX-512 intrinsics make their "undefined" operands by initializing a
 // variable from itself (`__m512i __Y = __Y;`), which -Wuninitialized then reports
 // in every caller; later GCC releases fixed the header. Nothing here reads an
