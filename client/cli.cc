@@ -9,6 +9,7 @@
 #include "client/admin_commands.h"
 #include "client/command.h"
 #include "client/data_commands.h"
+#include "client/health_command.h"
 #include "client/help.h"
 #include "client/options.h"
 
@@ -18,6 +19,7 @@ namespace {
 std::vector<Command> AllCommands() {
   std::vector<Command> commands = DataCommands();
   for (Command& command : AdminCommands()) commands.push_back(std::move(command));
+  commands.push_back(HealthCommand());
   return commands;
 }
 

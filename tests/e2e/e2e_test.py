@@ -178,6 +178,12 @@ class EndToEnd(unittest.TestCase):
         channel = grpc.insecure_channel(self.server.address)
         check = channel.unary_unary("/grpc.health.v1.Health/Check")
         self.assertEqual(check(b""), b"\x08\x01")  # status: SERVING
+        # The CLI's probe (the container image's Kubernetes probe): no token needed.
+        self.assertEqual(self.server.cli("health").stdout, b"SERVING\n")
+        self.assertEqual(self.server.cli("health", "--service", "sealbox.v1.Crypto").stdout,
+                         b"SERVING\n")
+        unknown = self.server.cli("health", "--service", "no.such.Service", check=False)
+        self.assertEqual(unknown.returncode, 5, unknown.stderr)
         reflect = channel.stream_stream(
             "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
         answer = b"".join(reflect(iter([b"\x3a\x00"])))  # list_services: ""
