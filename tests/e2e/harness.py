@@ -1,14 +1,21 @@
 """Starts the real sealbox-server binary on a loopback port and drives it with the
-real `sealbox` CLI. Used by the end-to-end tests in this folder."""
+real `sealbox` CLI. Used by the end-to-end tests in this folder.
+
+SEALBOX_E2E_SERVER and SEALBOX_E2E_CLI, when set, are the command lines to run
+instead of the Bazel-built binaries: `tools/dev test` runs these tests against the
+arm64 build under qemu-aarch64 that way ("qemu-aarch64 -L ROOTFS .../sealbox-server").
+"""
 import os
 import re
+import shlex
 import signal
 import subprocess
 import tempfile
 import time
 
-SERVER = os.path.abspath("server/sealbox-server")
-CLI = os.path.abspath("client/sealbox")
+SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
+    os.path.abspath("server/sealbox-server")]
+CLI = shlex.split(os.environ.get("SEALBOX_E2E_CLI", "")) or [os.path.abspath("client/sealbox")]
 
 
 def read_status(pid, field):
@@ -42,7 +49,7 @@ class Server:
         self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
-            [SERVER, "--listen", listen, "--data-dir", self.data_dir,
+            SERVER + ["--listen", listen, "--data-dir", self.data_dir,
              "--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
              "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT)
@@ -82,7 +89,7 @@ class Server:
         if token is not None:
             env["SEALBOX_TOKEN"] = token
         env.update(extra_env or {})
-        result = subprocess.run([CLI, "--server", self.address] + list(args),
+        result = subprocess.run(CLI + ["--server", self.address] + list(args),
                                 input=input, capture_output=True, env=env, timeout=300)
         if check and result.returncode != 0:
             raise AssertionError(f"sealbox {' '.join(args)} exited {result.returncode}: "
