@@ -58,6 +58,10 @@ ABSL_FLAG(int, max_streams, 256, "Streaming calls served at once.");
 ABSL_FLAG(int, drain_seconds, 20,
           "On SIGTERM, how long in-flight calls may take to finish before they are "
           "cancelled.");
+ABSL_FLAG(int, max_connection_age_seconds, 0,
+          "Close each client connection (gracefully: calls in flight finish) after this "
+          "long, so clients balancing over a headless Service re-resolve it and find "
+          "new replicas. 0: never.");
 ABSL_FLAG(bool, bench_echo, false,
           "For benchmarks only: also serve sealbox.bench.Echo, the gRPC baseline that "
           "`tools/dev bench service` measures the data plane against.");
@@ -103,6 +107,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.limits.max_unary_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_unary_bytes));
   config.limits.max_concurrent_streams = absl::GetFlag(FLAGS_max_streams);
   config.drain_timeout = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
+  config.max_connection_age = absl::Seconds(absl::GetFlag(FLAGS_max_connection_age_seconds));
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.bench_echo = absl::GetFlag(FLAGS_bench_echo);
   if (absl::GetFlag(FLAGS_dev)) {

@@ -73,6 +73,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy port
   // starts "successfully" and shares its connections.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Clients that balance over a headless Service's addresses re-resolve when a
+  // connection goes away; closing old ones (GOAWAY; calls in flight finish) is how
+  // they find replicas added since. Streams are not cut short: no grace limit.
+  if (config.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_age)));
+  }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(

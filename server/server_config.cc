@@ -37,6 +37,11 @@ absl::Status ServerConfig::Validate() const {
   if (limits.max_concurrent_streams < 1) {
     return absl::InvalidArgumentError("--max-streams must be at least 1");
   }
+  // gRPC takes the age in milliseconds as an int.
+  if (max_connection_age < absl::ZeroDuration() || max_connection_age > absl::Hours(24 * 24)) {
+    return absl::InvalidArgumentError(
+        "--max-connection-age-seconds must be between 0 (never) and 24 days");
+  }
   return absl::OkStatus();
 }
 

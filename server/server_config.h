@@ -28,6 +28,7 @@ struct ServerConfig {
   DataPlaneLimits limits;
   absl::Duration drain_timeout = absl::Seconds(20);
   absl::Duration reload_interval = absl::Seconds(1);
+  absl::Duration max_connection_age = absl::ZeroDuration();  // zero: connections never age
   // Also serve sealbox.bench.Echo, the transport baseline of `tools/dev bench
   // service`. Benchmarks only.
   bool bench_echo = false;

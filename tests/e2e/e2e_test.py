@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, read_status  # noqa: E402
+from harness import CLI as CLI_COMMAND, Server, read_status  # noqa: E402
 
 EXIT_DECRYPTION_FAILED = 3
 EXIT_AUTH = 4
@@ -330,6 +330,34 @@ class Lifecycle(unittest.TestCase):
         self.assertNotEqual(refused.returncode, 0)
         self.assertIn(b"FAILED_PRECONDITION", refused.stderr)
         server.stop()
+
+    def test_connections_age_out_without_cutting_calls_short(self):
+        # --max-connection-age-seconds=1: the server sends GOAWAY after a second. A
+        # stream that runs for several seconds still completes, and a client that
+        # keeps its channel just reconnects for its next calls.
+        server = Server(extra_args=["--max-connection-age-seconds", "1"]).start()
+        self.addCleanup(server.stop)
+        token = server.new_tenant("acme")
+        env = dict(os.environ, SEALBOX_TOKEN=token)
+        seal = subprocess.Popen(
+            CLI_COMMAND + ["--server", server.address, "seal", "--key", "default", "--stream"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        plaintext = b""
+        for _ in range(8):  # about 4 s of a slow writer
+            chunk = os.urandom(100_000)
+            plaintext += chunk
+            seal.stdin.write(chunk)
+            seal.stdin.flush()
+            time.sleep(0.5)
+        sealed, errors = seal.communicate(timeout=60)
+        self.assertEqual(seal.returncode, 0, errors)
+        self.assertEqual(server.cli("open", "--key", "default", token=token,
+                                    input=sealed).stdout, plaintext)
+        channel = grpc.insecure_channel(server.address)
+        check = channel.unary_unary("/grpc.health.v1.Health/Check")
+        for _ in range(3):
+            self.assertEqual(check(b"", timeout=10), b"\x08\x01")
+            time.sleep(1.5)
 
     def test_wrong_kek_stops_startup_and_keeps_the_file(self):
         server = Server().start()
