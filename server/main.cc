@@ -34,6 +34,10 @@ ABSL_FLAG(std::string, kek_file, "",
           "File with the 32-byte key-encryption key (raw, or 64 hex digits), e.g. a "
           "mounted Kubernetes Secret. Alternatively the environment variable "
           "SEALBOX_KEK (64 hex digits).");
+ABSL_FLAG(std::string, previous_kek_file, "",
+          "While changing the KEK: the KEK the keystore was under before --kek-file. A "
+          "keystore still under it is read and rewritten under --kek-file at startup. "
+          "Drop it once every replica runs with the new KEK.");
 ABSL_FLAG(std::string, admin_token_file, "",
           "File with the admin token (or environment variable SEALBOX_ADMIN_TOKEN). "
           "Without one, the admin plane refuses every call.");
@@ -133,6 +137,18 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   } else {
     return absl::InvalidArgumentError(
         "no KEK: give --kek-file or set SEALBOX_KEK (or use --dev to try sealbox)");
+  }
+
+  const std::string previous_kek_file = absl::GetFlag(FLAGS_previous_kek_file);
+  if (!previous_kek_file.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(previous_kek_file, "previous_kek_file");
+    if (!text.ok()) return text.status();
+    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
+    if (!kek.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--previous-kek-file: ", kek.status().message()));
+    }
+    config.previous_kek = *std::move(kek);
   }
 
   const std::string admin_file = absl::GetFlag(FLAGS_admin_token_file);

@@ -36,11 +36,17 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   KeystoreOptions keystore_options;
   keystore_options.data_dir = config.data_dir;
   keystore_options.kek = config.kek.Clone();
+  keystore_options.previous_kek = config.previous_kek.Clone();
   keystore_options.create_if_missing = config.create_keystore;
   absl::StatusOr<std::unique_ptr<Keystore>> keystore =
       Keystore::Open(std::move(keystore_options));
   if (!keystore.ok()) return keystore.status();
   server->keystore_ = *std::move(keystore);
+  if (server->keystore_->rewrapped_at_open()) {
+    Log("keystore_rewrapped")
+        .Add("generation", static_cast<int64_t>(server->keystore_->snapshot()->generation()))
+        .Add("detail", "was under --previous-kek-file; now under --kek-file");
+  }
 
   server->authenticator_ =
       std::make_unique<Authenticator>(config.admin_token, config.cert_tenants);

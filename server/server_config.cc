@@ -18,6 +18,11 @@ absl::Status ServerConfig::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "the KEK must be 32 bytes (raw, or 64 hex digits); got ", kek.size(), " bytes"));
   }
+  if (!previous_kek.empty() && previous_kek.size() != 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the previous KEK must be 32 bytes (raw, or 64 hex digits); got ",
+        previous_kek.size(), " bytes"));
+  }
   if (tls_cert_pem.empty() != tls_key_pem.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }

@@ -16,6 +16,7 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   std::string data_dir;
   crypto::SecretBytes kek;       // 32 bytes
+  crypto::SecretBytes previous_kek;  // empty, or 32 bytes while the KEK is changed
   std::string admin_token;       // empty: admin plane unusable
   // TLS (PEM file contents). Client CA set: clients must present a certificate.
   std::string tls_cert_pem;

@@ -130,6 +130,7 @@ struct Keystore::State {
   // One writer or reload at a time in this process; flock excludes other processes.
   std::mutex mu;
   FileIdentity loaded;  // the file the snapshot came from; guarded by mu
+  bool rewrapped_at_open = false;
   // Read and written only with std::atomic_load / std::atomic_store.
   std::shared_ptr<const Snapshot> snapshot;
 };
@@ -141,6 +142,10 @@ absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(KeystoreOptions options
   if (options.kek.size() != kKekBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("the KEK must be ", kKekBytes, " bytes, not ", options.kek.size()));
+  }
+  if (!options.previous_kek.empty() && options.previous_kek.size() != kKekBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the previous KEK must be ", kKekBytes, " bytes, not ", options.previous_kek.size()));
   }
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   std::unique_ptr<Keystore> keystore(
@@ -171,7 +176,25 @@ absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(KeystoreOptions options
   }
   if (!read.ok()) return read.status();
   if (absl::Status loaded = keystore->Load(*read); !loaded.ok()) return loaded;
+  if (&keystore->KekFor(*read) != &s.options.kek) {
+    // Under the previous KEK: rewrite it under the current one now (a change with
+    // nothing changed), so the previous KEK can be retired once every replica runs
+    // with the current one.
+    auto rewrapped = keystore->Commit([](internal::KeystoreFile&) { return absl::OkStatus(); });
+    if (!rewrapped.ok()) return rewrapped.status();
+    keystore->state_->rewrapped_at_open = true;
+  }
   return keystore;
+}
+
+bool Keystore::rewrapped_at_open() const { return state_->rewrapped_at_open; }
+
+const crypto::SecretBytes& Keystore::KekFor(const FileRead& read) const {
+  const KeystoreOptions& options = state_->options;
+  if (!options.previous_kek.empty() && WrittenWithKek(options.previous_kek, read.bytes)) {
+    return options.previous_kek;
+  }
+  return options.kek;  // or neither: opening then says "a different KEK"
 }
 
 std::shared_ptr<const Snapshot> Keystore::snapshot() const {
@@ -179,7 +202,7 @@ std::shared_ptr<const Snapshot> Keystore::snapshot() const {
 }
 
 absl::Status Keystore::Load(const FileRead& read) {
-  auto contents = OpenKeystore(state_->options.kek, read.bytes, state_->path);
+  auto contents = OpenKeystore(KekFor(read), read.bytes, state_->path);
   if (!contents.ok()) return contents.status();
   auto next = Snapshot::Build(*contents, snapshot().get());
   if (!next.ok()) return next.status();
@@ -214,7 +237,7 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Keystore::Commit(
   if (!file_lock.ok()) return file_lock.status();
   auto read = ReadFile(state_->path);
   if (!read.ok()) return read.status();
-  auto contents = OpenKeystore(state_->options.kek, read->bytes, state_->path);
+  auto contents = OpenKeystore(KekFor(*read), read->bytes, state_->path);
   if (!contents.ok()) return contents.status();
   if (absl::Status changed = change(contents->file); !changed.ok()) return changed;
   ++contents->generation;

@@ -30,6 +30,10 @@ struct FileRead;
 struct KeystoreOptions {
   std::string data_dir;            // the file is <data_dir>/keystore.sbx
   crypto::SecretBytes kek;         // 32 bytes
+  // While the KEK is being changed: the one before it (32 bytes), or empty. A file
+  // still under it is read with it and, at Open, written again under `kek`; every
+  // write is under `kek`.
+  crypto::SecretBytes previous_kek;
   bool create_if_missing = false;  // also creates data_dir (0700)
   // Tests only: called after the temp file is written and synced, before the rename;
   // returning true makes the write fail there.
@@ -42,8 +46,12 @@ class Keystore {
   // KEK that is not 32 bytes (INVALID_ARGUMENT), a missing file (NOT_FOUND, unless
   // create_if_missing: then an empty keystore is written, generation 1), a wrong KEK
   // (FAILED_PRECONDITION; the file records a KEK fingerprint), a damaged or truncated
-  // file (DATA_LOSS).
+  // file (DATA_LOSS). A file under `previous_kek` is rewrapped under `kek` at once.
   static absl::StatusOr<std::unique_ptr<Keystore>> Open(KeystoreOptions options);
+
+  // Whether Open found the file under the previous KEK and rewrote it under the
+  // current one.
+  bool rewrapped_at_open() const;
 
   // The current snapshot. Lock-free for readers.
   std::shared_ptr<const Snapshot> snapshot() const;
@@ -94,6 +102,7 @@ class Keystore {
   explicit Keystore(std::unique_ptr<State> state);
 
   absl::Status Load(const FileRead& read);
+  const crypto::SecretBytes& KekFor(const FileRead& read) const;
   absl::StatusOr<std::shared_ptr<const Snapshot>> Commit(
       const std::function<absl::Status(internal::KeystoreFile&)>& change);
 

@@ -126,6 +126,13 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
   return out;
 }
 
+bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope) {
+  if (!CheckKek(kek).ok() || !CheckHeader(envelope, "").ok()) return false;
+  uint8_t fingerprint[kFingerprintBytes];
+  Fingerprint(kek, fingerprint);
+  return CRYPTO_memcmp(fingerprint, envelope.data() + kFingerprintAt, kFingerprintBytes) == 0;
+}
+
 absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
                                               absl::Span<const uint8_t> envelope,
                                               absl::string_view path) {

@@ -56,6 +56,11 @@ absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
                                               absl::Span<const uint8_t> envelope,
                                               absl::string_view path);
 
+// Whether an envelope's header carries `kek`'s fingerprint: which of two KEKs a
+// file is under while the KEK is being changed. False for a malformed header or a
+// KEK that is not 32 bytes.
+bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope);
+
 // The generation in a header, without authenticating it (Open does that); for a
 // cheap "did it change?" check. Fails like OpenKeystore on a bad header.
 absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope,

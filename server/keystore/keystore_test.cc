@@ -139,6 +139,56 @@ TEST_F(KeystoreTest, WrongKekIsAClearErrorAndLeavesTheFile) {
   EXPECT_EQ(ReadAll(path_), before);
 }
 
+TEST_F(KeystoreTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
+  {
+    auto old = OpenOrDie();
+    ASSERT_TRUE(old->CreateTenant("acme").ok());
+    ASSERT_TRUE(old->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  }
+  const crypto::SecretBytes old_kek = kek_.Clone();
+  const std::string under_old = ReadAll(path_);
+  kek_ = RandomKek();
+
+  // The new KEK alone cannot read the file yet, and leaves it alone.
+  EXPECT_TRUE(absl::IsFailedPrecondition(Keystore::Open(Options()).status()));
+  EXPECT_EQ(ReadAll(path_), under_old);
+
+  // With the old one as the previous KEK: opened, and rewritten under the new one.
+  KeystoreOptions both = Options();
+  both.previous_kek = old_kek.Clone();
+  auto changed = Keystore::Open(std::move(both));
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE((*changed)->rewrapped_at_open());
+  EXPECT_NE((*changed)->snapshot()->FindKey("acme", "k"), nullptr);
+  EXPECT_EQ((*changed)->snapshot()->generation(), 4u);  // the rewrap is a commit
+
+  // Now the new KEK alone opens it, with nothing to rewrap, and the old one cannot.
+  auto after = OpenOrDie(/*create=*/false);
+  ASSERT_NE(after, nullptr);
+  EXPECT_FALSE(after->rewrapped_at_open());
+  EXPECT_NE(after->snapshot()->FindKey("acme", "k"), nullptr);
+  KeystoreOptions old_only = Options();
+  old_only.kek = old_kek.Clone();
+  EXPECT_TRUE(absl::IsFailedPrecondition(Keystore::Open(std::move(old_only)).status()));
+
+  // A replica that has both reloads a file an old replica wrote under the previous
+  // KEK (a rolling update), and its next write is under the new KEK.
+  WriteAll(path_ + ".new", under_old);
+  ASSERT_EQ(rename((path_ + ".new").c_str(), path_.c_str()), 0);
+  ASSERT_TRUE((*changed)->ReloadIfChanged().ok());
+  EXPECT_EQ((*changed)->snapshot()->generation(), 3u);
+  ASSERT_TRUE((*changed)->CreateTenant("beta").ok());
+  auto reopened = OpenOrDie(/*create=*/false);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_NE(reopened->snapshot()->FindTenant("beta"), nullptr);
+}
+
+TEST_F(KeystoreTest, PreviousKekMustBe32Bytes) {
+  KeystoreOptions options = Options();
+  options.previous_kek = crypto::SecretBytes(16);
+  EXPECT_TRUE(absl::IsInvalidArgument(Keystore::Open(std::move(options)).status()));
+}
+
 TEST_F(KeystoreTest, DamagedFilesAreRefusedAndLeftAlone) {
   OpenOrDie()->CreateTenant("acme").IgnoreError();
   const std::string good = ReadAll(path_);

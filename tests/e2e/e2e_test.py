@@ -331,6 +331,35 @@ class Lifecycle(unittest.TestCase):
         self.assertIn(b"FAILED_PRECONDITION", refused.stderr)
         server.stop()
 
+    def test_changing_the_kek(self):
+        server = Server().start()
+        token = server.new_tenant("acme")
+        sealed = server.cli("seal", "--key", "default", token=token, input=b"old kek").stdout
+        server.stop()
+        old_kek = os.path.join(server.home, "kek.old")
+        os.rename(server.kek_file, old_kek)
+        with open(server.kek_file, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+
+        refused = Server(data_dir=server.data_dir, kek=read_bytes(server.kek_file))
+        with self.assertRaises(RuntimeError) as failure:
+            refused.start()
+        self.assertIn("was written with a different KEK", str(failure.exception))
+
+        server.extra_args = ["--previous-kek-file", old_kek]
+        server.start()
+        self.assertIn('"event":"keystore_rewrapped"', server.output())
+        self.assertEqual(server.cli("open", "--key", "default", token=token,
+                                    input=sealed).stdout, b"old kek")
+        server.stop()
+
+        server.extra_args = []  # the new KEK alone from now on
+        server.start()
+        self.addCleanup(server.stop)
+        self.assertNotIn('"event":"keystore_rewrapped"', server.output())
+        self.assertEqual(server.cli("open", "--key", "default", token=token,
+                                    input=sealed).stdout, b"old kek")
+
     def test_connections_age_out_without_cutting_calls_short(self):
         # --max-connection-age-seconds=1: the server sends GOAWAY after a second. A
         # stream that runs for several seconds still completes, and a client that
