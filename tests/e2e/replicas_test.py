@@ -4,6 +4,7 @@ all kept, a change made through one is served by the other after its reload, and
 whatever either seals the other opens."""
 import json
 import os
+import shutil
 import sys
 import time
 import unittest
@@ -107,6 +108,46 @@ class SharedKeystore(unittest.TestCase):
                 opened = opener.cli("open", "--key", "default", "--aad", "ctx",
                                     token=self.token, input=sealed).stdout
                 self.assertEqual(opened, plaintext)
+
+
+class SecretMountedKeystore(unittest.TestCase):
+    """A replica serving a keystore the way a Kubernetes Secret volume presents it:
+    keystore.sbx -> ..data/keystore.sbx, ..data -> a timestamped folder, and an update
+    swaps ..data atomically. The replica reloads the new keystore without a restart."""
+
+    def publish(self, source, secret_dir, n):
+        folder = f"..2026_12_03_00_00_0{n}"
+        os.makedirs(os.path.join(secret_dir, folder))
+        shutil.copy(source, os.path.join(secret_dir, folder, "keystore.sbx"))
+        os.symlink(folder, os.path.join(secret_dir, "..data_tmp"))
+        os.rename(os.path.join(secret_dir, "..data_tmp"), os.path.join(secret_dir, "..data"))
+
+    def test_an_updated_secret_is_served_after_reload(self):
+        kek = os.urandom(32)
+        writer = Server(kek=kek).start()
+        self.addCleanup(writer.stop)
+        token = writer.new_tenant("acme")
+        source = os.path.join(writer.data_dir, "keystore.sbx")
+        secret_dir = os.path.join(writer.home, "secret")
+        os.makedirs(secret_dir)
+        self.publish(source, secret_dir, 1)
+        os.symlink("..data/keystore.sbx", os.path.join(secret_dir, "keystore.sbx"))
+
+        reader = Server(data_dir=secret_dir, kek=kek)
+        reader.start()
+        self.addCleanup(reader.stop)
+        sealed = writer.cli("seal", "--key", "default", token=token, input=b"v1").stdout
+        self.assertEqual(reader.cli("open", "--key", "default", token=token,
+                                    input=sealed).stdout, b"v1")
+
+        writer.admin("key", "rotate", "acme", "default")
+        self.publish(source, secret_dir, 2)
+
+        def reader_seals_under_v2():
+            out = reader.cli("seal", "--key", "default", token=token, input=b"x").stdout
+            return key_version(out) == 2
+        wait_for(reader_seals_under_v2, "the reader serves the rotated key from the new Secret")
+        self.assertIn('"event":"keystore_reloaded"', reader.output())
 
 
 if __name__ == "__main__":
