@@ -2,6 +2,7 @@
 #include "crypto/dispatch/dispatch.h"
 
 #include <cstdlib>
+#include <initializer_list>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,6 +14,19 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 CpuFeatures NoFeatures() { return CpuFeatures{}; }
+
+// One row of an architecture's decision table: what the CPU reports, what must win.
+struct Decision {
+  CpuFeatures features;
+  const char* expected;
+};
+
+void ExpectDecisions(std::initializer_list<Decision> table) {
+  for (const Decision& row : table) {
+    EXPECT_STREQ(BestKernel(row.features).name, row.expected)
+        << "features: " << row.features.ToString();
+  }
+}
 
 class DispatchTest : public ::testing::Test {
  protected:
@@ -52,11 +66,7 @@ CpuFeatures X86(bool aesni, bool pclmul, bool avx2, bool vaes, bool avx512) {
 
 // The x86-64 decision table, from cpuid (and XGETBV for the OS's AVX state).
 TEST_F(DispatchTest, X86DecisionTable) {
-  struct Row {
-    CpuFeatures features;
-    const char* expected;
-  };
-  const Row rows[] = {
+  ExpectDecisions({
       {X86(true, true, true, true, true), "x86_vaes_avx512"},   // Ice Lake+, Zen 4
       {X86(true, true, true, true, false), "x86_vaes_avx2"},    // Zen 3, Alder Lake
       {X86(true, true, true, false, true), "x86_aesni_avx"},    // Skylake-SP
@@ -65,11 +75,7 @@ TEST_F(DispatchTest, X86DecisionTable) {
       {X86(true, false, false, false, false), "portable"},      // AES-NI alone
       {X86(false, true, true, false, false), "portable"},
       {X86(false, false, false, false, false), "portable"},     // qemu64
-  };
-  for (const Row& row : rows) {
-    EXPECT_STREQ(BestKernel(row.features).name, row.expected)
-        << "features: " << row.features.ToString();
-  }
+  });
   // VAES without VPCLMULQDQ, or without the OS saving YMM state, is not enough.
   CpuFeatures no_vpclmul = X86(true, true, true, true, false);
   no_vpclmul.x86_vpclmulqdq = false;
@@ -101,22 +107,14 @@ CpuFeatures Arm(bool aes, bool pmull, bool sha3, bool neon) {
 
 // The AArch64 decision table, from getauxval(AT_HWCAP)'s AES, PMULL and SHA3 bits.
 TEST_F(DispatchTest, Aarch64DecisionTable) {
-  struct Row {
-    CpuFeatures features;
-    const char* expected;
-  };
-  const Row rows[] = {
+  ExpectDecisions({
       {Arm(true, true, true, true), "armv8_ce_eor3"},   // Neoverse N2/V1, Apple
       {Arm(true, true, false, true), "armv8_ce"},       // Cortex-A53/A57/A72, N1
       {Arm(true, false, true, true), "armv8_neon"},     // AES without PMULL
       {Arm(false, true, false, true), "armv8_neon"},
       {Arm(false, false, false, true), "armv8_neon"},   // Raspberry Pi 4
       {Arm(false, false, false, false), "portable"},
-  };
-  for (const Row& row : rows) {
-    EXPECT_STREQ(BestKernel(row.features).name, row.expected)
-        << "features: " << row.features.ToString();
-  }
+  });
 }
 
 TEST_F(DispatchTest, Eor3KernelNeedsSha3EvenWhenNamed) {
