@@ -9,7 +9,6 @@ Bazel test):
   SEALBOX_E2E_CLI  the host's sealbox binary
 """
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -22,7 +21,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Server  # noqa: E402
+from harness import Server, file_sha256, read_bytes  # noqa: E402
 
 PODMAN = shlex.split(os.environ.get("SEALBOX_PODMAN", "podman"))
 IMAGE = os.environ.get("SEALBOX_IMAGE", "localhost/sealbox:amd64")
@@ -87,14 +86,6 @@ class ContainerServer(Server):
         return code
 
 
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class Amd64Image(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -118,7 +109,7 @@ class Amd64Image(unittest.TestCase):
             self.assertEqual(f.read(1), b"\x02")  # a stream ciphertext
         self.server.cli("open", "--key", "default", "-i", plain + ".sealed",
                         "-o", plain + ".opened", token=self.token)
-        self.assertEqual(sha256(plain + ".opened"), sha256(plain))
+        self.assertEqual(file_sha256(plain + ".opened"), file_sha256(plain))
 
     def test_health_probe_inside_the_image(self):
         probe = self.server.exec("sealbox", "health", "--server",
@@ -144,17 +135,12 @@ class Amd64Lifecycle(unittest.TestCase):
         self.assertEqual(exit_status, 0)
         self.assertIn('"event":"draining"', server.logs_at_exit)
         self.assertIn('"event":"stopped"', server.logs_at_exit)
-        again = ContainerServer(data_dir=server.data_dir, kek=read(server.kek_file))
+        again = ContainerServer(data_dir=server.data_dir, kek=read_bytes(server.kek_file))
         again.admin_token, again.admin_token_file = server.admin_token, server.admin_token_file
         again.start()
         self.addCleanup(again.stop)
         self.assertEqual(again.cli("open", "--key", "default", token=token,
                                    input=sealed).stdout, b"kept")
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 class Arm64Image(unittest.TestCase):

@@ -1,6 +1,5 @@
 """End-to-end: the real server binary on loopback, driven by the real CLI, the Python
 example client, raw gRPC (health, reflection) and an independent AES-GCM."""
-import hashlib
 import json
 import os
 import signal
@@ -17,7 +16,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CLI as CLI_COMMAND, Server, read_status  # noqa: E402
+from harness import (  # noqa: E402
+    CLI as CLI_COMMAND, Server, file_sha256, read_bytes, read_status)
 
 EXIT_DECRYPTION_FAILED = 3
 EXIT_AUTH = 4
@@ -400,18 +400,6 @@ class Lifecycle(unittest.TestCase):
         self.assertIn("different KEK", str(error.exception))
         self.assertEqual(read_bytes(keystore), before)
 
-
-def read_bytes(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ SEALBOX_E2E_SERVER and SEALBOX_E2E_CLI, when set, are the command lines to run
 instead of the Bazel-built binaries: `tools/dev test` runs these tests against the
 arm64 build under qemu-aarch64 that way ("qemu-aarch64 -L ROOTFS .../sealbox-server").
 """
+import hashlib
 import os
 import re
 import shlex
@@ -16,6 +17,19 @@ import time
 SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
     os.path.abspath("server/sealbox-server")]
 CLI = shlex.split(os.environ.get("SEALBOX_E2E_CLI", "")) or [os.path.abspath("client/sealbox")]
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def read_status(pid, field):
