@@ -8,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -47,6 +46,9 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain (enables TLS)
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
 ABSL_FLAG(std::string, client_ca, "",
           "PEM CA bundle: require and verify client certificates (mTLS).");
+ABSL_FLAG(int, tls_reload_seconds, 30,
+          "How often the TLS files are checked for changes: a renewed certificate is "
+          "served to new connections without a restart.");
 ABSL_FLAG(std::vector<std::string>, cert_tenant, {},
           "Comma-separated COMMON_NAME=TENANT pairs: a client certificate with that "
           "subject CN acts as that tenant.");
@@ -160,17 +162,11 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
     config.admin_token = env;
   }
 
-  // PEM files named by the TLS flags; an unset flag leaves its field empty.
-  for (auto [path, flag, pem] : {
-           std::make_tuple(absl::GetFlag(FLAGS_tls_cert), "tls_cert", &config.tls_cert_pem),
-           std::make_tuple(absl::GetFlag(FLAGS_tls_key), "tls_key", &config.tls_key_pem),
-           std::make_tuple(absl::GetFlag(FLAGS_client_ca), "client_ca",
-                           &config.client_ca_pem)}) {
-    if (path.empty()) continue;
-    absl::StatusOr<std::string> contents = ReadFile(path, flag);
-    if (!contents.ok()) return contents.status();
-    *pem = *std::move(contents);
-  }
+  // TLS files: checked and then watched by the server (server/tls_credentials.h).
+  config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  config.client_ca_file = absl::GetFlag(FLAGS_client_ca);
+  config.tls_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_tls_reload_seconds));
   for (const std::string& pair : absl::GetFlag(FLAGS_cert_tenant)) {
     std::vector<std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {

@@ -7,26 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
 #include "server/bench/echo_service.h"
+#include "server/tls_credentials.h"
 
 namespace sealbox::server {
-namespace {
-
-std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& config) {
-  if (!config.tls()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options(
-      config.client_ca_pem.empty()
-          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = config.client_ca_pem;
-  options.pem_key_cert_pairs.push_back({config.tls_key_pem, config.tls_cert_pem});
-  return grpc::SslServerCredentials(options);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     ServerConfig config) {
@@ -62,10 +48,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     server->exporter_ = *std::move(exporter);
   }
 
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ListenerCredentials(config);
+  if (!credentials.ok()) return credentials.status();
+
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, Credentials(config), &server->port_);
+  builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->crypto_service_.get());
   builder.RegisterService(server->admin_service_.get());
   if (config.bench_echo) {

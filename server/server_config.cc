@@ -23,10 +23,10 @@ absl::Status ServerConfig::Validate() const {
         "the previous KEK must be 32 bytes (raw, or 64 hex digits); got ",
         previous_kek.size(), " bytes"));
   }
-  if (tls_cert_pem.empty() != tls_key_pem.empty()) {
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
-  if (!client_ca_pem.empty() && !tls()) {
+  if (!client_ca_file.empty() && !tls()) {
     return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
   }
   if (!tls() && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
@@ -41,6 +41,9 @@ absl::Status ServerConfig::Validate() const {
   }
   if (limits.max_concurrent_streams < 1) {
     return absl::InvalidArgumentError("--max-streams must be at least 1");
+  }
+  if (tls_reload_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--tls-reload-seconds must be at least 1");
   }
   // gRPC takes the age in milliseconds as an int.
   if (max_connection_age < absl::ZeroDuration() || max_connection_age > absl::Hours(24 * 24)) {

@@ -18,10 +18,12 @@ struct ServerConfig {
   crypto::SecretBytes kek;       // 32 bytes
   crypto::SecretBytes previous_kek;  // empty, or 32 bytes while the KEK is changed
   std::string admin_token;       // empty: admin plane unusable
-  // TLS (PEM file contents). Client CA set: clients must present a certificate.
-  std::string tls_cert_pem;
-  std::string tls_key_pem;
-  std::string client_ca_pem;
+  // TLS: PEM files, re-read every tls_reload_interval (server/tls_credentials.h).
+  // Client CA set: clients must present a certificate it signed.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  absl::Duration tls_reload_interval = absl::Seconds(30);
   std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
   bool allow_insecure_listen = false;
   std::string metrics_listen;  // host:port for Prometheus; empty: no exporter
@@ -34,7 +36,7 @@ struct ServerConfig {
   // service`. Benchmarks only.
   bool bench_echo = false;
 
-  bool tls() const { return !tls_cert_pem.empty(); }
+  bool tls() const { return !tls_cert_file.empty(); }
 
   // Refuses unsafe or inconsistent settings with a message naming the flag.
   absl::Status Validate() const;

@@ -245,14 +245,14 @@ class Tls(unittest.TestCase):
         return os.path.join(cls.dir, name)
 
     @classmethod
-    def issue(cls, name, subject, extension):
+    def issue(cls, name, subject, extension, ca=None, ca_key=None):
         key, csr, cert = cls.path(name + ".key"), cls.path(name + ".csr"), cls.path(name + ".pem")
         openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                 "-keyout", key, "-out", csr, "-subj", subject)
         ext = cls.path(name + ".ext")
         with open(ext, "w") as f:
             f.write(extension + "\n")
-        openssl("x509", "-req", "-in", csr, "-CA", cls.ca, "-CAkey", cls.ca_key,
+        openssl("x509", "-req", "-in", csr, "-CA", ca or cls.ca, "-CAkey", ca_key or cls.ca_key,
                 "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext)
 
     def test_tls_with_tokens(self):
@@ -276,6 +276,55 @@ class Tls(unittest.TestCase):
             self.assertEqual(plain.returncode, EXIT_UNAVAILABLE)
         finally:
             server.stop()
+
+    def test_a_renewed_certificate_is_served_without_a_restart(self):
+        # A second CA and a server certificate from it stand in for a renewal.
+        ca2, ca2_key = self.path("ca2.pem"), self.path("ca2.key")
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-keyout", ca2_key, "-out", ca2, "-days", "2",
+                "-subj", "/CN=sealbox test CA 2")
+        self.issue("renewed", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                   ca=ca2, ca_key=ca2_key)
+        live = tempfile.mkdtemp(dir=self.dir)
+
+        def install(name):  # each file replaced by rename, as a Secret update does
+            for source, target in ((name + ".key", "tls.key"), (name + ".pem", "tls.crt")):
+                with open(self.path(source), "rb") as f, open(os.path.join(live, ".new"), "wb") as t:
+                    t.write(f.read())
+                os.rename(os.path.join(live, ".new"), os.path.join(live, target))
+
+        install("server")
+        server = Server(extra_args=["--tls-cert", os.path.join(live, "tls.crt"),
+                                    "--tls-key", os.path.join(live, "tls.key"),
+                                    "--tls-reload-seconds", "1"]).start()
+        self.addCleanup(server.stop)
+
+        def healthy(ca):
+            return server.cli("--tls-ca", ca, "health", check=False).returncode == 0
+
+        self.assertTrue(healthy(self.ca))
+        self.assertFalse(healthy(ca2))
+        install("renewed")
+        deadline = time.time() + 20
+        while not healthy(ca2) and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertTrue(healthy(ca2), "the renewed certificate was not served within 20 s")
+        self.assertFalse(healthy(self.ca))
+
+    def test_mismatched_or_missing_tls_files_stop_startup(self):
+        cases = {
+            "is not the key of --tls-cert": ["--tls-cert", self.path("server.pem"),
+                                             "--tls-key", self.path("client.key")],
+            "--tls-cert: no PEM certificate": ["--tls-cert", self.path("server.key"),
+                                               "--tls-key", self.path("server.key")],
+            "--client-ca: cannot read": ["--tls-cert", self.path("server.pem"),
+                                         "--tls-key", self.path("server.key"),
+                                         "--client-ca", self.path("missing.pem")],
+        }
+        for message, flags in cases.items():
+            with self.assertRaises(RuntimeError) as failure:
+                Server(extra_args=flags).start()
+            self.assertIn(message, str(failure.exception))
 
     def test_mutual_tls_maps_the_certificate_to_a_tenant(self):
         server = Server(extra_args=[
