@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/kernel/secure_wipe.h"
 #include "server/dev_mode.h"
+#include "server/flag_file.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -78,14 +77,6 @@ ABSL_FLAG(bool, dev, false,
 namespace sealbox::server {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 // Raw 32 bytes, or 64 hex digits with optional surrounding whitespace.
 absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
   std::string stripped(absl::StripAsciiWhitespace(text));
@@ -127,7 +118,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
 
   const std::string kek_file = absl::GetFlag(FLAGS_kek_file);
   if (!kek_file.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(kek_file, "kek_file");
+    absl::StatusOr<std::string> text = ReadFlagFile(kek_file, "kek-file");
     if (!text.ok()) return text.status();
     absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
     if (!kek.ok()) return kek.status();
@@ -143,7 +134,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
 
   const std::string previous_kek_file = absl::GetFlag(FLAGS_previous_kek_file);
   if (!previous_kek_file.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(previous_kek_file, "previous_kek_file");
+    absl::StatusOr<std::string> text = ReadFlagFile(previous_kek_file, "previous-kek-file");
     if (!text.ok()) return text.status();
     absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
     if (!kek.ok()) {
@@ -155,7 +146,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
 
   const std::string admin_file = absl::GetFlag(FLAGS_admin_token_file);
   if (!admin_file.empty()) {
-    absl::StatusOr<std::string> token = ReadFile(admin_file, "admin_token_file");
+    absl::StatusOr<std::string> token = ReadFlagFile(admin_file, "admin-token-file");
     if (!token.ok()) return token.status();
     config.admin_token = std::string(absl::StripAsciiWhitespace(*token));
   } else if (const char* env = std::getenv("SEALBOX_ADMIN_TOKEN")) {

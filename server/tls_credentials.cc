@@ -5,25 +5,16 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/kernel/secure_wipe.h"
+#include "server/flag_file.h"
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
 
 namespace sealbox::server {
 namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 // The first certificate in `pem`, or null.
 X509* FirstCertificate(const std::string& pem) {
@@ -35,9 +26,9 @@ X509* FirstCertificate(const std::string& pem) {
 }
 
 absl::Status CheckFiles(const ServerConfig& config) {
-  absl::StatusOr<std::string> cert_pem = ReadPem(config.tls_cert_file, "tls-cert");
+  absl::StatusOr<std::string> cert_pem = ReadFlagFile(config.tls_cert_file, "tls-cert");
   if (!cert_pem.ok()) return cert_pem.status();
-  absl::StatusOr<std::string> key_pem = ReadPem(config.tls_key_file, "tls-key");
+  absl::StatusOr<std::string> key_pem = ReadFlagFile(config.tls_key_file, "tls-key");
   if (!key_pem.ok()) return key_pem.status();
 
   X509* cert = FirstCertificate(*cert_pem);
@@ -63,7 +54,7 @@ absl::Status CheckFiles(const ServerConfig& config) {
   EVP_PKEY_free(key);
   if (!status.ok() || config.client_ca_file.empty()) return status;
 
-  absl::StatusOr<std::string> ca_pem = ReadPem(config.client_ca_file, "client-ca");
+  absl::StatusOr<std::string> ca_pem = ReadFlagFile(config.client_ca_file, "client-ca");
   if (!ca_pem.ok()) return ca_pem.status();
   X509* ca = FirstCertificate(*ca_pem);
   if (ca == nullptr) {
