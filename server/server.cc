@@ -18,6 +18,10 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     ServerConfig config) {
   if (absl::Status s = config.Validate(); !s.ok()) return s;
   std::unique_ptr<SealboxServer> server(new SealboxServer);
+  // TLS files first: a bad one stops startup before the keystore is touched.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ListenerCredentials(config);
+  if (!credentials.ok()) return credentials.status();
 
   KeystoreOptions keystore_options;
   keystore_options.data_dir = config.data_dir;
@@ -47,10 +51,6 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     if (!exporter.ok()) return exporter.status();
     server->exporter_ = *std::move(exporter);
   }
-
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      ListenerCredentials(config);
-  if (!credentials.ok()) return credentials.status();
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
