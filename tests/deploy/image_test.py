@@ -145,7 +145,7 @@ class Amd64Lifecycle(unittest.TestCase):
 
 class Arm64Image(unittest.TestCase):
     """The arm64 image as `tools/dev image` exported it (an OCI archive): its config
-    says arm64, and its binaries are AArch64 ELF files."""
+    says arm64, its binaries are AArch64 ELF files, and it lists its Debian packages."""
 
     def setUp(self):
         if not ARM64_ARCHIVE:
@@ -162,22 +162,28 @@ class Arm64Image(unittest.TestCase):
         config = json.loads(self.blob(manifest["config"]["digest"]))
         self.assertEqual((config["architecture"], config["os"]), ("arm64", "linux"))
         self.assertEqual(config["config"]["User"], f"{IMAGE_UID}:{IMAGE_UID}")
+        binaries = ("usr/local/bin/sealbox-server", "usr/local/bin/sealbox")
+        grpc_status = "var/lib/dpkg/status.d/libgrpc29"
         found = {}
         for layer in manifest["layers"]:
             data = self.blob(layer["digest"])
             if data[:2] == b"\x1f\x8b":
                 data = gzip.decompress(data)
             with tarfile.open(fileobj=io.BytesIO(data)) as files:
-                for name in ("usr/local/bin/sealbox-server", "usr/local/bin/sealbox"):
+                for name in binaries + (grpc_status,):
                     try:
-                        header = files.extractfile(name).read(20)
+                        found[name] = files.extractfile(name).read()
                     except KeyError:
                         continue
-                    found[name] = header
-        self.assertEqual(sorted(found), ["usr/local/bin/sealbox", "usr/local/bin/sealbox-server"])
-        for name, header in found.items():
+        for name in binaries:
+            header = found.get(name, b"")
             self.assertEqual(header[:4], b"\x7fELF", name)
             self.assertEqual(int.from_bytes(header[18:20], "little"), ELF_MACHINE_AARCH64, name)
+        # The package list scanners read: here, the arm64 gRPC library's entry.
+        status = found.get(grpc_status, b"").decode()
+        for field in ("Package: libgrpc29", "Architecture: arm64", "Version: 1.51",
+                      "Status: install ok installed"):
+            self.assertIn(field, status)
 
 
 if __name__ == "__main__":
