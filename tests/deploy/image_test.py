@@ -164,13 +164,14 @@ class Arm64Image(unittest.TestCase):
         self.assertEqual(config["config"]["User"], f"{IMAGE_UID}:{IMAGE_UID}")
         binaries = ("usr/local/bin/sealbox-server", "usr/local/bin/sealbox")
         grpc_status = "var/lib/dpkg/status.d/libgrpc29"
+        os_release = "usr/lib/os-release"
         found = {}
         for layer in manifest["layers"]:
             data = self.blob(layer["digest"])
             if data[:2] == b"\x1f\x8b":
                 data = gzip.decompress(data)
             with tarfile.open(fileobj=io.BytesIO(data)) as files:
-                for name in binaries + (grpc_status,):
+                for name in binaries + (grpc_status, os_release):
                     try:
                         found[name] = files.extractfile(name).read()
                     except KeyError:
@@ -184,6 +185,8 @@ class Arm64Image(unittest.TestCase):
         for field in ("Package: libgrpc29", "Architecture: arm64", "Version: 1.51",
                       "Status: install ok installed"):
             self.assertIn(field, status)
+        # And which distribution they come from (scanners match Debian 12's advisories).
+        self.assertIn("VERSION_CODENAME=bookworm", found.get(os_release, b"").decode())
 
 
 if __name__ == "__main__":
