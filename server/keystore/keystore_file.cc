@@ -56,6 +56,13 @@ void Fingerprint(const crypto::SecretBytes& kek, uint8_t out[kFingerprintBytes])
   std::memcpy(out, mac, kFingerprintBytes);
 }
 
+// Whether a (checked) header carries `kek`'s fingerprint. Constant time.
+bool FingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* header) {
+  uint8_t fingerprint[kFingerprintBytes];
+  Fingerprint(kek, fingerprint);
+  return CRYPTO_memcmp(fingerprint, header + kFingerprintAt, kFingerprintBytes) == 0;
+}
+
 // The AES-256-GCM key for one write: HKDF-SHA256(KEK, salt, "sealbox/v1/keystore").
 absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
     const crypto::SecretBytes& kek, const uint8_t* salt) {
@@ -128,9 +135,7 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
 
 bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope) {
   if (!CheckKek(kek).ok() || !CheckHeader(envelope, "").ok()) return false;
-  uint8_t fingerprint[kFingerprintBytes];
-  Fingerprint(kek, fingerprint);
-  return CRYPTO_memcmp(fingerprint, envelope.data() + kFingerprintAt, kFingerprintBytes) == 0;
+  return FingerprintMatches(kek, envelope.data());
 }
 
 absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
@@ -140,9 +145,7 @@ absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
   if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
   const uint8_t* header = envelope.data();
-  uint8_t fingerprint[kFingerprintBytes];
-  Fingerprint(kek, fingerprint);
-  if (CRYPTO_memcmp(fingerprint, header + kFingerprintAt, kFingerprintBytes) != 0) {
+  if (!FingerprintMatches(kek, header)) {
     return absl::FailedPreconditionError(
         absl::StrCat("keystore ", path, " was written with a different KEK"));
   }
