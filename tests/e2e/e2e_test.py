@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    CLI as CLI_COMMAND, Server, file_sha256, read_bytes, read_status)
+    CLI as CLI_COMMAND, Server, file_sha256, read_bytes, read_status, wait_for)
 
 EXIT_DECRYPTION_FAILED = 3
 EXIT_AUTH = 4
@@ -215,12 +215,8 @@ class EndToEnd(unittest.TestCase):
         next(call)  # the header arrived: the stream is open on the server
         self.assertIn(b"sealbox_active_streams 1", self.metrics())
         call.cancel()
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if b"sealbox_active_streams 0" in self.metrics():
-                break
-            time.sleep(0.1)
-        self.assertIn(b"sealbox_active_streams 0", self.metrics())
+        wait_for(lambda: b"sealbox_active_streams 0" in self.metrics(),
+                 "the abandoned stream's slot is freed", seconds=10)
 
     def metrics(self):
         return urllib.request.urlopen(
@@ -233,16 +229,22 @@ class Tls(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        cls.ca, cls.ca_key = cls.path("ca.pem"), cls.path("ca.key")
-        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                "-nodes", "-keyout", cls.ca_key, "-out", cls.ca, "-days", "2",
-                "-subj", "/CN=sealbox test CA")
+        cls.ca, cls.ca_key = cls.make_ca("ca", "sealbox test CA")
         cls.issue("server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1")
         cls.issue("client", "/CN=acme-service", "extendedKeyUsage=clientAuth")
 
     @classmethod
     def path(cls, name):
         return os.path.join(cls.dir, name)
+
+    @classmethod
+    def make_ca(cls, name, common_name):
+        """A self-signed CA: (certificate path, key path)."""
+        cert, key = cls.path(name + ".pem"), cls.path(name + ".key")
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                "-subj", "/CN=" + common_name)
+        return cert, key
 
     @classmethod
     def issue(cls, name, subject, extension, ca=None, ca_key=None):
@@ -279,10 +281,7 @@ class Tls(unittest.TestCase):
 
     def test_a_renewed_certificate_is_served_without_a_restart(self):
         # A second CA and a server certificate from it stand in for a renewal.
-        ca2, ca2_key = self.path("ca2.pem"), self.path("ca2.key")
-        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                "-nodes", "-keyout", ca2_key, "-out", ca2, "-days", "2",
-                "-subj", "/CN=sealbox test CA 2")
+        ca2, ca2_key = self.make_ca("ca2", "sealbox test CA 2")
         self.issue("renewed", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1",
                    ca=ca2, ca_key=ca2_key)
         live = tempfile.mkdtemp(dir=self.dir)
@@ -305,10 +304,7 @@ class Tls(unittest.TestCase):
         self.assertTrue(healthy(self.ca))
         self.assertFalse(healthy(ca2))
         install("renewed")
-        deadline = time.time() + 20
-        while not healthy(ca2) and time.time() < deadline:
-            time.sleep(0.2)
-        self.assertTrue(healthy(ca2), "the renewed certificate was not served within 20 s")
+        wait_for(lambda: healthy(ca2), "the renewed certificate is served")
         self.assertFalse(healthy(self.ca))
 
     def test_mismatched_or_missing_tls_files_stop_startup(self):

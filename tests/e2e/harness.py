@@ -19,6 +19,16 @@ SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
 CLI = shlex.split(os.environ.get("SEALBOX_E2E_CLI", "")) or [os.path.abspath("client/sealbox")]
 
 
+def wait_for(condition, what, seconds=20):
+    """Polls `condition` until it is true; AssertionError naming `what` after `seconds`."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()

@@ -6,24 +6,13 @@ import json
 import os
 import shutil
 import sys
-import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
-
-# The servers poll the keystore file every second; allow for a slow machine.
-RELOAD_WAIT_SECONDS = 20
-
-
-def wait_for(condition, what):
-    deadline = time.time() + RELOAD_WAIT_SECONDS
-    while time.time() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {RELOAD_WAIT_SECONDS} s: {what}")
+# The servers poll the keystore file every second; wait_for's 20 s allow for a slow
+# machine (and QEMU).
+from harness import Server, wait_for  # noqa: E402
 
 
 def key_version(ciphertext):
