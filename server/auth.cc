@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
@@ -41,52 +42,104 @@ std::optional<std::string> CertificateName(const grpc::ServerContextBase& contex
 
 }  // namespace
 
+// Secret comparisons here: the admin token is compared as a SHA-256 digest with
+// CRYPTO_memcmp (constant time). Tenant tokens are found by their digest in a map
+// (Snapshot::TenantForToken): the lookup's timing depends only on a hash of what the
+// caller sent, which cannot be steered towards a stored token's digest, so it leaks
+// nothing usable about any token.
 Authenticator::Authenticator(const std::string& admin_token,
-                             std::map<std::string, std::string> cert_tenants)
-    : cert_tenants_(std::move(cert_tenants)) {
+                             std::map<std::string, std::string> cert_tenants,
+                             AuthFailureLimiter* limiter, Metrics* metrics)
+    : limiter_(limiter), metrics_(metrics), cert_tenants_(std::move(cert_tenants)) {
   if (!admin_token.empty()) admin_token_sha256_ = Sha256(admin_token);
+}
+
+Authenticator::Verdict Authenticator::Limited(
+    const grpc::ServerContextBase& context, const char* plane,
+    Verdict (Authenticator::*check)(const grpc::ServerContextBase&, const Snapshot&)
+        const,
+    const Snapshot& snapshot) const {
+  const std::string address = limiter_ != nullptr ? PeerAddress(context.peer()) : "";
+  if (limiter_ != nullptr) {
+    if (absl::Status limited = limiter_->Check(address); !limited.ok()) {
+      if (metrics_ != nullptr) metrics_->CountAuthLimited(plane);
+      return {limited, "limited"};
+    }
+  }
+  Verdict verdict = (this->*check)(context, snapshot);
+  if (verdict.status.ok()) return verdict;
+  if (metrics_ != nullptr) metrics_->CountAuthFailure(plane, verdict.reason);
+  // Only failures that could be guessing count against the address: a valid token on
+  // the wrong plane is a mistake, not an attack.
+  if (limiter_ != nullptr && absl::IsUnauthenticated(verdict.status) &&
+      limiter_->RecordFailure(address)) {
+    Log("auth_limited", "warning")
+        .Add("peer_address", address)
+        .Add("plane", plane)
+        .Add("detail",
+             "too many failed authentication attempts: this address's calls are "
+             "refused for a while");
+  }
+  return verdict;
 }
 
 absl::StatusOr<std::string> Authenticator::Tenant(
     const grpc::ServerContextBase& context, const Snapshot& snapshot) const {
-  if (std::optional<std::string> token = BearerToken(context)) {
-    absl::StatusOr<std::string> tenant = snapshot.TenantForToken(*token);
-    if (tenant.ok()) return tenant;
-    if (admin_token_sha256_.has_value()) {
-      std::array<uint8_t, 32> digest = Sha256(*token);
-      if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
-        return absl::PermissionDeniedError(
-            "the admin token cannot use the data plane; use a tenant token");
-      }
-    }
-    return absl::UnauthenticatedError("invalid or revoked token");
-  }
-  if (std::optional<std::string> name = CertificateName(context)) {
-    auto it = cert_tenants_.find(*name);
-    if (it != cert_tenants_.end()) return it->second;
-    return absl::UnauthenticatedError("client certificate is not mapped to a tenant");
-  }
-  return absl::UnauthenticatedError(
-      "missing credentials: send 'authorization: Bearer <token>'");
+  Verdict verdict = Limited(context, "data", &Authenticator::CheckTenant, snapshot);
+  if (!verdict.status.ok()) return verdict.status;
+  return std::move(verdict.tenant);
 }
 
 absl::Status Authenticator::Admin(const grpc::ServerContextBase& context,
                                   const Snapshot& snapshot) const {
+  return Limited(context, "admin", &Authenticator::CheckAdmin, snapshot).status;
+}
+
+Authenticator::Verdict Authenticator::CheckTenant(const grpc::ServerContextBase& context,
+                                                  const Snapshot& snapshot) const {
+  if (std::optional<std::string> token = BearerToken(context)) {
+    absl::StatusOr<std::string> tenant = snapshot.TenantForToken(*token);
+    if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+    if (admin_token_sha256_.has_value()) {
+      std::array<uint8_t, 32> digest = Sha256(*token);
+      if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
+        return {absl::PermissionDeniedError(
+                    "the admin token cannot use the data plane; use a tenant token"),
+                "wrong_plane"};
+      }
+    }
+    return {absl::UnauthenticatedError("invalid or revoked token"), "invalid"};
+  }
+  if (std::optional<std::string> name = CertificateName(context)) {
+    auto it = cert_tenants_.find(*name);
+    if (it != cert_tenants_.end()) return {absl::OkStatus(), "", it->second};
+    return {absl::UnauthenticatedError("client certificate is not mapped to a tenant"),
+            "invalid"};
+  }
+  return {absl::UnauthenticatedError(
+              "missing credentials: send 'authorization: Bearer <token>'"),
+          "missing"};
+}
+
+Authenticator::Verdict Authenticator::CheckAdmin(const grpc::ServerContextBase& context,
+                                                 const Snapshot& snapshot) const {
   std::optional<std::string> token = BearerToken(context);
   if (!token.has_value()) {
-    return absl::UnauthenticatedError(
-        "missing credentials: send 'authorization: Bearer <admin token>'");
+    return {absl::UnauthenticatedError(
+                "missing credentials: send 'authorization: Bearer <admin token>'"),
+            "missing"};
   }
   if (admin_token_sha256_.has_value()) {
     std::array<uint8_t, 32> digest = Sha256(*token);
     if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
-      return absl::OkStatus();
+      return {absl::OkStatus(), ""};
     }
   }
   if (snapshot.TenantForToken(*token).ok()) {
-    return absl::PermissionDeniedError("admin calls need the admin token");
+    return {absl::PermissionDeniedError("admin calls need the admin token"),
+            "wrong_plane"};
   }
-  return absl::UnauthenticatedError("invalid admin token");
+  return {absl::UnauthenticatedError("invalid admin token"), "invalid"};
 }
 
 }  // namespace sealbox::server

@@ -7,10 +7,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server_context.h"
+#include "server/auth_limiter.h"
 #include "server/keystore/keystore.h"
+#include "server/metrics/metrics.h"
 
 namespace sealbox::server {
 
@@ -18,8 +21,12 @@ class Authenticator {
  public:
   // `admin_token` may be empty: then no admin calls are possible. `cert_tenants`
   // maps a client certificate's subject common name to a tenant (mTLS).
+  // Failures are counted in `metrics` and, per caller address, in `limiter`, whose
+  // limited addresses get RESOURCE_EXHAUSTED before any credential is looked at.
+  // Either may be null.
   Authenticator(const std::string& admin_token,
-                std::map<std::string, std::string> cert_tenants);
+                std::map<std::string, std::string> cert_tenants,
+                AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr);
 
   // The caller's tenant, from `authorization: Bearer <token>` or a mapped client
   // certificate. UNAUTHENTICATED when neither identifies a tenant (the admin token
@@ -33,6 +40,26 @@ class Authenticator {
                      const Snapshot& snapshot) const;
 
  private:
+  // What a credential check found, and why it failed (a metrics label).
+  struct Verdict {
+    Verdict(absl::Status status, const char* reason, std::string tenant = "")
+        : status(std::move(status)), reason(reason), tenant(std::move(tenant)) {}
+    absl::Status status;
+    const char* reason;
+    std::string tenant;  // when OK on the data plane
+  };
+  Verdict CheckTenant(const grpc::ServerContextBase& context,
+                      const Snapshot& snapshot) const;
+  Verdict CheckAdmin(const grpc::ServerContextBase& context,
+                     const Snapshot& snapshot) const;
+  // Applies the per-address limit around `check`, and counts its failures.
+  Verdict Limited(const grpc::ServerContextBase& context, const char* plane,
+                  Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
+                                                  const Snapshot&) const,
+                  const Snapshot& snapshot) const;
+
+  AuthFailureLimiter* limiter_;
+  Metrics* metrics_;
   std::optional<std::array<uint8_t, 32>> admin_token_sha256_;
   std::map<std::string, std::string> cert_tenants_;
 };

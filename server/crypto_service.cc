@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/aes_gcm.h"
 #include "crypto/format/unary.h"
 #include "crypto/kernel/secure_wipe.h"
 #include "server/grpc_status.h"
@@ -72,7 +73,18 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
     : keystore_(keystore),
       authenticator_(authenticator),
       limits_(limits),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      data_plane_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key),
+      watchdog_(limits.stream_idle_timeout) {}
+
+void CryptoService::CountOpenOutcome(const absl::Status& status,
+                                     const std::string& tenant, const std::string& key) {
+  if (crypto::IsDecryptionFailure(status)) {
+    metrics_->CountKeyDecryptionFailure(tenant, key);
+  } else if (IsDecryptionLimitReached(status)) {
+    metrics_->CountDecryptionRefused();
+  }
+}
 
 absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
     const grpc::CallbackServerContext& context, const std::string& key, size_t size,
@@ -115,6 +127,7 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
   absl::StatusOr<Opened> opened = data_plane_.Open(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
       AsBytes(request->associated_data()));
+  CountOpenOutcome(opened.status(), caller->tenant, request->key());
   if (!opened.ok()) return call.Done(opened.status());
   metrics_->AddBytesOpened(opened->plaintext.size());
   response->set_plaintext(AsString(opened->plaintext));
@@ -134,6 +147,7 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
   absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
       AsBytes(request->associated_data()));
+  CountOpenOutcome(rewrapped.status(), caller->tenant, request->key());
   if (!rewrapped.ok()) return call.Done(rewrapped.status());
   response->set_ciphertext(AsString(rewrapped->ciphertext));
   response->set_key_version(rewrapped->key_version);
@@ -160,6 +174,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
     if (service_->active_streams_.fetch_add(1) >= service_->limits_.max_concurrent_streams) {
       Fail(absl::ResourceExhaustedError("too many concurrent streams"));
     } else {
+      watch_id_ = service_->watchdog_.Watch(context_);
+      peer_ = context_->peer();  // a cancelled call no longer knows it
       this->StartRead(&request_);
     }
     return this;
@@ -169,6 +185,7 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   ~StreamCall() override { crypto::SecureWipe(out_.data(), out_.size()); }
 
   void OnReadDone(bool ok) override {
+    if (ok) service_->watchdog_.Touch(watch_id_);
     out_.clear();
     sent_ = 0;
     if (!ok) {  // the client half-closed, or went away
@@ -191,6 +208,7 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   void OnWriteDone(bool ok) override {
     WipeResponse(response_);
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    service_->watchdog_.Touch(watch_id_);
     if (sent_ < out_.size()) return Send();
     crypto::SecureWipe(out_.data(), out_.size());
     if (finishing_) return this->Finish(grpc::Status::OK);
@@ -198,6 +216,15 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   }
 
   void OnDone() override {
+    if (service_->watchdog_.Forget(watch_id_)) {
+      outcome_ = absl::DeadlineExceededError(absl::StrCat(
+          "no progress for ", absl::FormatDuration(service_->watchdog_.idle()),
+          " (--stream-idle-seconds)"));
+      service_->metrics_->CountStreamIdleTimeout();
+      Log("stream_idle_timeout", "warning")
+          .Add("method", method_)
+          .Add("peer", peer_);
+    }
     service_->metrics_->RecordOutcome(method_, outcome_, started_);
     if (absl::IsUnauthenticated(outcome_)) {
       Log("auth_failed", "warning").Add("method", method_).Add("peer", context_->peer());
@@ -220,6 +247,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   // Puts `size` bytes of output into a response.
   virtual void Fill(const uint8_t* data, size_t size, Response& response) = 0;
   virtual void WipeResponse(Response& response) = 0;
+  // The call is about to fail with `status`.
+  virtual void Failed(const absl::Status&) {}
 
   CryptoService* service_;
 
@@ -252,6 +281,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
 
   void Fail(const absl::Status& status) {
     outcome_ = status;
+    // Before the client hears of it, so its next call sees the failure counted.
+    Failed(status);
     this->Finish(ToGrpcStatus(status));
   }
 
@@ -265,6 +296,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
   size_t sent_ = 0;           // how much of out_ has been sent
   bool begun_ = false;
   bool finishing_ = false;
+  uint64_t watch_id_ = 0;
+  std::string peer_;
 };
 
 class SealStreamCall final
@@ -318,11 +351,21 @@ class OpenStreamCall final
   absl::Status Begin(std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
                      const v1::StreamStart& start, std::vector<uint8_t>&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener =
-        service_->data_plane_.NewStreamOpener(std::move(snapshot), tenant, start.key(),
+        service_->data_plane_.NewStreamOpener(snapshot, tenant, start.key(),
                                               AsBytes(start.associated_data()));
+    service_->CountOpenOutcome(opener.status(), tenant, start.key());
     if (!opener.ok()) return opener.status();
     opener_ = *std::move(opener);
+    snapshot_ = std::move(snapshot);
+    tenant_ = tenant;
+    key_ = start.key();
     return absl::OkStatus();
+  }
+
+  void Failed(const absl::Status& outcome) override {
+    if (opener_ == nullptr || !crypto::IsDecryptionFailure(outcome)) return;
+    service_->CountOpenOutcome(outcome, tenant_, key_);
+    service_->data_plane_.RecordStreamDecryptionFailure(*snapshot_, tenant_, key_);
   }
 
   absl::Status Consume(v1::OpenStreamRequest& request,
@@ -343,6 +386,10 @@ class OpenStreamCall final
   }
 
   std::unique_ptr<crypto::StreamOpener> opener_;
+  // The caller's key, for counting a failure against it.
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::string tenant_;
+  std::string key_;
 };
 
 grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>*

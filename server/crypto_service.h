@@ -8,12 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
+
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/auth.h"
 #include "server/data_plane.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
+#include "server/stream_watchdog.h"
 
 namespace sealbox::server {
 
@@ -22,6 +25,11 @@ struct DataPlaneLimits {
   size_t max_unary_bytes = 1 << 20;
   // Streams open at once; more are refused with RESOURCE_EXHAUSTED.
   int max_concurrent_streams = 256;
+  // A stream with no progress (no message received, no response taken) for this
+  // long is cancelled. Zero: never.
+  absl::Duration stream_idle_timeout = absl::Seconds(60);
+  // Failed opens per key before its opens are refused (decryption_limit.h); 0: none.
+  uint64_t max_decryption_failures_per_key = 0;
 };
 
 class CryptoService final : public v1::Crypto::CallbackService {
@@ -60,6 +68,10 @@ class CryptoService final : public v1::Crypto::CallbackService {
                                const std::string& key, size_t size,
                                size_t limit) const;
 
+  // Counts what an Open or Rewrap of the caller's `key` ended with.
+  void CountOpenOutcome(const absl::Status& status, const std::string& tenant,
+                        const std::string& key);
+
   size_t MaxUnaryCiphertextBytes() const {
     return limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
   }
@@ -70,6 +82,7 @@ class CryptoService final : public v1::Crypto::CallbackService {
   Metrics* metrics_;
   DataPlane data_plane_;
   std::atomic<int> active_streams_{0};
+  StreamWatchdog watchdog_;
 };
 
 }  // namespace sealbox::server

@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/aes_gcm.h"
 #include "crypto/kernel/secure_wipe.h"
+#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
@@ -24,8 +26,8 @@ absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
 
 }  // namespace
 
-DataPlane::DataPlane(size_t max_cached_epochs)
-    : max_cached_epochs_(max_cached_epochs) {}
+DataPlane::DataPlane(size_t max_cached_epochs, uint64_t max_decryption_failures)
+    : max_cached_epochs_(max_cached_epochs), failure_limit_(max_decryption_failures) {}
 
 absl::StatusOr<Sealed> DataPlane::Seal(const Snapshot& snapshot,
                                        const std::string& tenant,
@@ -83,10 +85,19 @@ absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
                                        absl::Span<const uint8_t> aad) {
   const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
+  absl::StatusOr<Opened> opened = OpenWith(*entry, ciphertext, aad);
+  if (crypto::IsDecryptionFailure(opened.status())) CountFailure(*entry);
+  return opened;
+}
+
+absl::StatusOr<Opened> DataPlane::OpenWith(const KeyEntry& entry,
+                                           absl::Span<const uint8_t> ciphertext,
+                                           absl::Span<const uint8_t> aad) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
-      SubkeyForOpen(*entry, *header);
+      SubkeyForOpen(entry, *header);
   if (!subkey.ok()) return subkey.status();
   absl::StatusOr<std::vector<uint8_t>> plaintext = (*subkey)->Open(ciphertext, aad);
   if (!plaintext.ok()) return plaintext.status();
@@ -130,6 +141,7 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlane::NewStreamOpener
     const std::string& key, absl::Span<const uint8_t> aad) {
   const KeyEntry* entry = snapshot->FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
   auto lookup = [snapshot, entry](uint32_t version)
       -> absl::StatusOr<crypto::SecretBytes> {
     absl::StatusOr<const KeyVersionEntry*> found = entry->VersionForOpen(version);
@@ -137,6 +149,23 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlane::NewStreamOpener
     return (*found)->material->Clone();
   };
   return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
+}
+
+void DataPlane::RecordStreamDecryptionFailure(const Snapshot& snapshot,
+                                              const std::string& tenant,
+                                              const std::string& key) {
+  if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
+}
+
+void DataPlane::CountFailure(const KeyEntry& entry) {
+  if (failure_limit_.RecordFailure(entry)) {
+    Log("decryption_limit_reached", "warning")
+        .Add("tenant", entry.tenant)
+        .Add("key", entry.name)
+        .Add("primary_version", int64_t{entry.primary_version})
+        .Add("detail", "opens with this key are refused until it is rotated or the "
+                       "server restarts");
+  }
 }
 
 }  // namespace sealbox::server

@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
+#include "server/decryption_limit.h"
 #include "server/keystore/keystore.h"
 
 namespace sealbox::server {
@@ -40,10 +41,21 @@ class DataPlane {
  public:
   // `max_cached_epochs` bounds the subkeys kept for opening other epochs
   // (other replicas' and earlier processes').
-  explicit DataPlane(size_t max_cached_epochs = 4096);
+  // `max_cached_epochs` bounds the subkeys kept for opening other epochs;
+  // `max_decryption_failures` (0: none) is the per-key limit of decryption_limit.h.
+  explicit DataPlane(size_t max_cached_epochs = 4096,
+                     uint64_t max_decryption_failures = 0);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed".
+  // Open, Rewrap and NewStreamOpener also RESOURCE_EXHAUSTED for a key over its
+  // decryption-failure limit (IsDecryptionLimitReached).
+  //
+  // Tenant isolation: every error names only the caller's own keys. A key that
+  // exists only in another tenant is NOT_FOUND exactly like one that exists nowhere,
+  // and a ciphertext sealed under another tenant's key fails like garbage ("decryption
+  // failed"): its version is looked up in the caller's key, and the tenant and key
+  // name are bound into the subkey derivation.
   absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
                               const std::string& key, absl::Span<const uint8_t> plaintext,
                               absl::Span<const uint8_t> aad);
@@ -67,13 +79,26 @@ class DataPlane {
       std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
       const std::string& key, absl::Span<const uint8_t> aad);
 
+  // Counts a failed OpenStream of the caller's `key` (unary Open and Rewrap count
+  // their own).
+  void RecordStreamDecryptionFailure(const Snapshot& snapshot, const std::string& tenant,
+                                     const std::string& key);
+
  private:
+  // Counts a failed open against the key's limit; logs when it is reached.
+  void CountFailure(const KeyEntry& entry);
+  // Open without the limit's bookkeeping.
+  absl::StatusOr<Opened> OpenWith(const KeyEntry& entry,
+                                  absl::Span<const uint8_t> ciphertext,
+                                  absl::Span<const uint8_t> aad);
+
   // The subkey for (key, version, epoch): the key's own sealing epoch without a
   // lock, else from the bounded cache, derived once on a miss.
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
       const KeyEntry& entry, const crypto::UnaryHeader& header);
 
   const size_t max_cached_epochs_;
+  DecryptionFailureLimit failure_limit_;
 
   using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
   absl::Mutex mutex_;

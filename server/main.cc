@@ -22,6 +22,7 @@
 #include "server/dev_mode.h"
 #include "server/flag_file.h"
 #include "server/log.h"
+#include "server/process_hardening.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -67,6 +68,32 @@ ABSL_FLAG(int, max_connection_age_seconds, 0,
           "Close each client connection (gracefully: calls in flight finish) after this "
           "long, so clients balancing over a headless Service re-resolve it and find "
           "new replicas. 0: never.");
+ABSL_FLAG(int, auth_failures_per_minute, 30,
+          "Failed authentications (bad, revoked or missing credentials) one client "
+          "address (IP, without port) may have per minute; past that, its calls on "
+          "both planes get RESOURCE_EXHAUSTED without being checked for a minute. "
+          "0: no limit.");
+ABSL_FLAG(int64_t, max_decryption_failures_per_key, 0,
+          "Failed opens (Open, Rewrap, OpenStream) one key may have in this process "
+          "before its opens are refused with RESOURCE_EXHAUSTED, until the key is "
+          "rotated or the server restarts (NIST SP 800-38D Appendix B). Counted per "
+          "replica. 0: no limit (failures are still counted in the metrics).");
+ABSL_FLAG(int, stream_idle_seconds, 60,
+          "End a stream (CANCELLED to the client) that has received no message and "
+          "had no response taken for this long, freeing its slot. 0: never.");
+ABSL_FLAG(int, max_streams_per_connection, 100,
+          "Calls one client connection may have open at once (HTTP/2 "
+          "MAX_CONCURRENT_STREAMS).");
+ABSL_FLAG(int, max_connection_idle_seconds, 300,
+          "Close (GOAWAY) a client connection that has had no call for this long. "
+          "0: never.");
+ABSL_FLAG(int, handshake_timeout_seconds, 10,
+          "Close a new connection that has not completed its TLS and HTTP/2 "
+          "handshake within this long.");
+ABSL_FLAG(int64_t, grpc_memory_limit_mb, 1024,
+          "Memory gRPC may use for connection and message buffers (a resource "
+          "quota); under pressure it shrinks flow-control windows and refuses new "
+          "calls. 0: no limit.");
 ABSL_FLAG(bool, bench_echo, false,
           "For benchmarks only: also serve sealbox.bench.Echo, the gRPC baseline that "
           "`tools/dev bench service` measures the data plane against.");
@@ -106,6 +133,15 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.drain_timeout = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   config.max_connection_age = absl::Seconds(absl::GetFlag(FLAGS_max_connection_age_seconds));
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.auth_limits.max_failures = absl::GetFlag(FLAGS_auth_failures_per_minute);
+  config.limits.max_decryption_failures_per_key = static_cast<uint64_t>(
+      std::max<int64_t>(0, absl::GetFlag(FLAGS_max_decryption_failures_per_key)));
+  config.limits.stream_idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_stream_idle_seconds));
+  config.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
+  config.max_connection_idle =
+      absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
+  config.handshake_timeout = absl::Seconds(absl::GetFlag(FLAGS_handshake_timeout_seconds));
+  config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
   config.bench_echo = absl::GetFlag(FLAGS_bench_echo);
   if (absl::GetFlag(FLAGS_dev)) {
     if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
@@ -170,6 +206,8 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
 }
 
 int Run() {
+  // Before any secret is read: no core dump may hold one.
+  const CoreDumpReport core_dumps = DisableCoreDumps();
   // glibc gives each busy thread its own malloc arena; gRPC's many threads then hold
   // tens of MiB of freed stream buffers each. Two arenas keep the server's memory
   // flat during long streams (docs/PERFORMANCE.md) at no measurable cost here.
@@ -196,6 +234,7 @@ int Run() {
     std::fprintf(stderr, "sealbox-server: %s\n", std::string(server.status().message()).c_str());
     return 1;
   }
+  LogProcessHardening(core_dumps);
   Log("serving")
       .Add("port", int64_t{(*server)->port()})
       .Add("metrics_port", int64_t{(*server)->metrics_port()})

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
 #include "server/bench/echo_service.h"
@@ -38,8 +39,10 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
         .Add("detail", "was under --previous-kek-file; now under --kek-file");
   }
 
-  server->authenticator_ =
-      std::make_unique<Authenticator>(config.admin_token, config.cert_tenants);
+  server->auth_limiter_ = std::make_unique<AuthFailureLimiter>(config.auth_limits);
+  server->authenticator_ = std::make_unique<Authenticator>(
+      config.admin_token, config.cert_tenants, server->auth_limiter_.get(),
+      &server->metrics_);
   server->crypto_service_ = std::make_unique<CryptoService>(
       server->keystore_.get(), server->authenticator_.get(), config.limits,
       &server->metrics_);
@@ -76,6 +79,27 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     builder.AddChannelArgument(
         GRPC_ARG_MAX_CONNECTION_AGE_MS,
         static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_age)));
+  }
+  // Many connections, or idle ones, must not exhaust the server: a cap on streams per
+  // connection, a deadline for a new connection to start HTTP/2, idle connections
+  // closed (GOAWAY), keepalive pings to find dead peers, and a memory quota for
+  // gRPC's buffers.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             config.max_streams_per_connection);
+  builder.AddChannelArgument(
+      GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(config.handshake_timeout)));
+  if (config.max_connection_idle > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_idle)));
+  }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  if (config.grpc_memory_limit_bytes > 0) {
+    grpc::ResourceQuota quota("sealbox");
+    quota.Resize(static_cast<size_t>(config.grpc_memory_limit_bytes));
+    builder.SetResourceQuota(quota);
   }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -30,6 +30,8 @@ class SealboxServer {
   int port() const { return port_; }
   // The metrics port, 0 without --metrics-listen.
   int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
+  // The Prometheus text of the server's metrics.
+  std::string RenderMetrics() const { return metrics_.Render(); }
 
   // Stops accepting calls, lets in-flight ones finish for up to the drain timeout,
   // then cancels the rest. Safe to call once, from any thread.
@@ -47,6 +49,7 @@ class SealboxServer {
   ServerConfig config_;
   std::unique_ptr<Keystore> keystore_;
   Metrics metrics_;
+  std::unique_ptr<AuthFailureLimiter> auth_limiter_;
   std::unique_ptr<HttpExporter> exporter_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<CryptoService> crypto_service_;

@@ -50,6 +50,27 @@ absl::Status ServerConfig::Validate() const {
     return absl::InvalidArgumentError(
         "--max-connection-age-seconds must be between 0 (never) and 24 days");
   }
+  if (limits.stream_idle_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream-idle-seconds must be 0 (never) or more");
+  }
+  if (auth_limits.max_failures < 0) {
+    return absl::InvalidArgumentError("--auth-failures-per-minute must be 0 (off) or more");
+  }
+  if (max_streams_per_connection < 1) {
+    return absl::InvalidArgumentError("--max-streams-per-connection must be at least 1");
+  }
+  if (max_connection_idle < absl::ZeroDuration() || max_connection_idle > absl::Hours(24 * 24)) {
+    return absl::InvalidArgumentError(
+        "--max-connection-idle-seconds must be between 0 (never) and 24 days");
+  }
+  if (handshake_timeout < absl::Seconds(1) || handshake_timeout > absl::Hours(1)) {
+    return absl::InvalidArgumentError(
+        "--handshake-timeout-seconds must be between 1 and 3600");
+  }
+  if (grpc_memory_limit_bytes != 0 && grpc_memory_limit_bytes < (int64_t{64} << 20)) {
+    return absl::InvalidArgumentError(
+        "--grpc-memory-limit-mb must be 0 (no limit) or at least 64");
+  }
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "crypto/format/secret_bytes.h"
+#include "server/auth_limiter.h"
 #include "server/crypto_service.h"
 
 namespace sealbox::server {
@@ -32,6 +33,16 @@ struct ServerConfig {
   absl::Duration drain_timeout = absl::Seconds(20);
   absl::Duration reload_interval = absl::Seconds(1);
   absl::Duration max_connection_age = absl::ZeroDuration();  // zero: connections never age
+  // Failed authentication per caller address (server/auth_limiter.h).
+  AuthLimits auth_limits;
+  // Transport limits against many or idle connections: streams one connection may
+  // have open at once, how long a connection without calls stays open (zero: no
+  // limit), how long a new connection may take to start HTTP/2 (TLS included), and
+  // gRPC's memory quota for its buffers (0: none).
+  int max_streams_per_connection = 100;
+  absl::Duration max_connection_idle = absl::Minutes(5);
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  int64_t grpc_memory_limit_bytes = int64_t{1} << 30;
   // Also serve sealbox.bench.Echo, the transport baseline of `tools/dev bench
   // service`. Benchmarks only.
   bool bench_echo = false;

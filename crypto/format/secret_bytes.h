@@ -5,10 +5,13 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "crypto/kernel/locked_memory.h"
 
 namespace sealbox::crypto {
 
 // Bytes of key material: movable, not copyable by accident, wiped on destruction.
+// They live in secret memory (crypto/kernel/locked_memory.h): locked in RAM where the
+// OS allows, and never in a core dump.
 class SecretBytes {
  public:
   SecretBytes() = default;
@@ -32,7 +35,7 @@ class SecretBytes {
   absl::Span<uint8_t> mutable_span() { return absl::MakeSpan(bytes_); }
 
  private:
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t, SecretAllocator<uint8_t>> bytes_;
 };
 
 }  // namespace sealbox::crypto

@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+
+#include "crypto/kernel/locked_memory.h"
 
 namespace sealbox::crypto::kernel {
 
@@ -19,8 +22,16 @@ inline constexpr size_t kBlockBytes = 16;
 // round keys in its own form, powers of H, tables). The mode layer never reads it
 // and wipes it when the key is destroyed.
 inline constexpr size_t kKeyScheduleBytes = 4096;
+// On the heap it lives in secret memory: locked, left out of core dumps, zeroed on free.
 struct alignas(64) KeySchedule {
   uint8_t bytes[kKeyScheduleBytes];
+
+  static void* operator new(std::size_t size, std::align_val_t alignment) {
+    return AllocateSecret(size, static_cast<std::size_t>(alignment));
+  }
+  static void operator delete(void* p, std::size_t size, std::align_val_t alignment) {
+    FreeSecret(p, size, static_cast<std::size_t>(alignment));
+  }
 };
 
 // Counter blocks are big-endian; only the low 32 bits count (GCM's inc32), wrapping

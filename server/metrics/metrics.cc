@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/kernel/locked_memory.h"
 
 namespace sealbox::server {
 
@@ -32,6 +33,36 @@ void Histogram::Render(absl::string_view name, absl::string_view labels,
                         count_.load(std::memory_order_relaxed));
 }
 
+namespace {
+
+constexpr absl::string_view kPlaneNames[] = {"data", "admin"};
+constexpr absl::string_view kReasonNames[] = {"missing", "invalid", "wrong_plane"};
+
+int PlaneIndex(absl::string_view plane) { return plane == "admin" ? 1 : 0; }
+
+}  // namespace
+
+void Metrics::CountAuthFailure(absl::string_view plane, absl::string_view reason) {
+  int r = 1;
+  for (int i = 0; i < kReasons; ++i) {
+    if (kReasonNames[i] == reason) r = i;
+  }
+  auth_failures_[PlaneIndex(plane) * kReasons + r].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::CountAuthLimited(absl::string_view plane) {
+  auth_limited_[PlaneIndex(plane)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::CountKeyDecryptionFailure(absl::string_view tenant, absl::string_view key) {
+  std::pair<std::string, std::string> series(tenant, key);
+  absl::MutexLock lock(&key_failures_mutex_);
+  if (key_failures_.count(series) == 0 && key_failures_.size() >= kMaxKeySeries) {
+    series = {"_other", "_other"};
+  }
+  ++key_failures_[series];
+}
+
 Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
   {
     // Every call after a method's first finds it under the shared lock.
@@ -59,7 +90,6 @@ void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code,
 
 void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status,
                             absl::Time started) {
-  if (absl::IsUnauthenticated(status)) CountAuthFailure();
   if (crypto::IsDecryptionFailure(status)) CountDecryptionFailure();
   RecordRpc(method, status.code(), absl::Now() - started);
 }
@@ -92,12 +122,51 @@ std::string Metrics::Render() const {
           bytes_sealed_.load());
   counter("sealbox_plaintext_bytes_opened_total", "Plaintext bytes opened.",
           bytes_opened_.load());
-  counter("sealbox_auth_failures_total",
-          "Calls refused for missing, invalid or revoked credentials.",
-          auth_failures_.load());
+  out += "# HELP sealbox_auth_failures_total Calls refused for their credentials, by "
+         "plane and reason (missing, invalid, wrong_plane).\n"
+         "# TYPE sealbox_auth_failures_total counter\n";
+  for (int p = 0; p < kPlanes; ++p) {
+    for (int r = 0; r < kReasons; ++r) {
+      absl::StrAppendFormat(&out, "sealbox_auth_failures_total{plane=\"%s\",reason=\"%s\"} %u\n",
+                            kPlaneNames[p], kReasonNames[r],
+                            auth_failures_[p * kReasons + r].load());
+    }
+  }
+  out += "# HELP sealbox_auth_limited_total Calls refused unchecked because their "
+         "address failed authentication too often (--auth-failures-per-minute).\n"
+         "# TYPE sealbox_auth_limited_total counter\n";
+  for (int p = 0; p < kPlanes; ++p) {
+    absl::StrAppendFormat(&out, "sealbox_auth_limited_total{plane=\"%s\"} %u\n",
+                          kPlaneNames[p], auth_limited_[p].load());
+  }
   counter("sealbox_decryption_failures_total",
           "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).",
           decryption_failures_.load());
+  out += "# HELP sealbox_key_decryption_failures_total Failed opens by tenant and key "
+         "(keys that failed at least once; past 1000 keys, tenant=\"_other\").\n"
+         "# TYPE sealbox_key_decryption_failures_total counter\n";
+  {
+    absl::MutexLock key_lock(&key_failures_mutex_);
+    for (const auto& [series, count] : key_failures_) {
+      absl::StrAppendFormat(
+          &out, "sealbox_key_decryption_failures_total{tenant=\"%s\",key=\"%s\"} %u\n",
+          series.first, series.second, count);
+    }
+  }
+  counter("sealbox_decryption_refused_total",
+          "Opens refused because their key reached --max-decryption-failures-per-key.",
+          decryption_refused_.load());
+  counter("sealbox_stream_idle_timeouts_total",
+          "Streams ended for receiving nothing for --stream-idle-seconds.",
+          stream_idle_timeouts_.load());
+  const crypto::SecretMemoryStats secret_memory = crypto::LockedMemoryStats();
+  absl::StrAppendFormat(
+      &out,
+      "# HELP sealbox_secret_memory_bytes Memory holding key material, by whether it "
+      "is locked in RAM (mlock).\n# TYPE sealbox_secret_memory_bytes gauge\n"
+      "sealbox_secret_memory_bytes{locked=\"true\"} %u\n"
+      "sealbox_secret_memory_bytes{locked=\"false\"} %u\n",
+      secret_memory.locked_bytes, secret_memory.unlocked_bytes);
   absl::StrAppendFormat(&out,
                         "# HELP sealbox_active_streams Streaming calls in progress.\n"
                         "# TYPE sealbox_active_streams gauge\nsealbox_active_streams %d\n",

@@ -58,6 +58,9 @@ class ServiceTest : public ::testing::Test {
     }
   }
 
+  // Tests that need other limits override this.
+  virtual void Configure(ServerConfig&) {}
+
   void StartServer() {
     ServerConfig config;
     config.listen = "127.0.0.1:0";
@@ -67,6 +70,7 @@ class ServiceTest : public ::testing::Test {
     config.create_keystore = true;
     config.limits.max_unary_bytes = 64 * 1024;
     config.drain_timeout = absl::Seconds(2);
+    Configure(config);
     auto server = SealboxServer::Start(std::move(config));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -383,6 +387,231 @@ TEST_F(ServiceTest, RestartKeepsEverything) {
   grpc::Status status = Open("alpha", "default", sealed.ciphertext(), "", &opened);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(opened.plaintext(), "durable");
+}
+
+// What a tenant sees for another tenant's key or ciphertext is exactly what it sees
+// for a key or ciphertext that exists nowhere: the same code and message.
+TEST_F(ServiceTest, TenantIsolationErrorsAreIdentical) {
+  auto status_of = [](const grpc::Status& s) {
+    return absl::StrCat(s.error_code(), ": ", s.error_message());
+  };
+  auto beta_sees = [&](const std::string& key, const std::string& ciphertext) {
+    v1::SealResponse sealed;
+    v1::OpenResponse opened;
+    std::vector<std::string> seen = {
+        status_of(Seal("beta", key, "x", "", &sealed)),
+        status_of(Open("beta", key, ciphertext, "", &opened)),
+    };
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_["beta"]);
+    v1::RewrapRequest rewrap;
+    rewrap.set_key(key);
+    rewrap.set_ciphertext(ciphertext);
+    v1::RewrapResponse rewrapped;
+    seen.push_back(status_of(crypto_->Rewrap(&context, rewrap, &rewrapped)));
+    return seen;
+  };
+  v1::SealResponse alpha_sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "alpha's data", "", &alpha_sealed).ok());
+  const std::string garbage = RandomString(alpha_sealed.ciphertext().size());
+
+  // A key name: before and after alpha creates it, beta sees the same.
+  const std::vector<std::string> before = beta_sees("hidden", garbage);
+  v1::CreateKeyRequest key;
+  key.set_tenant("alpha");
+  key.set_key("hidden");
+  v1::Key created;
+  ASSERT_TRUE(AdminCall(&v1::Admin::Stub::CreateKey, key, &created).ok());
+  EXPECT_EQ(beta_sees("hidden", garbage), before);
+  EXPECT_THAT(before[0], HasSubstr("5: "));  // NOT_FOUND
+
+  // A ciphertext: alpha's, even of a version beta's key does not have, fails like
+  // garbage, and like a ciphertext with a valid-looking header.
+  v1::KeyRef rotate;
+  rotate.set_tenant("alpha");
+  rotate.set_key("default");
+  ASSERT_TRUE(AdminCall(&v1::Admin::Stub::RotateKey, rotate, &created).ok());
+  v1::SealResponse alpha_v2;
+  ASSERT_TRUE(Seal("alpha", "default", "alpha's data", "", &alpha_v2).ok());
+  std::string forged = alpha_sealed.ciphertext();
+  forged.back() ^= 1;
+  const std::vector<std::string> for_garbage = beta_sees("default", garbage);
+  EXPECT_THAT(for_garbage[1], HasSubstr("decryption failed"));
+  for (const std::string& ciphertext : {alpha_sealed.ciphertext(), alpha_v2.ciphertext(), forged}) {
+    std::vector<std::string> seen = beta_sees("default", ciphertext);
+    EXPECT_EQ(seen[1], for_garbage[1]);
+    EXPECT_EQ(seen[2], for_garbage[2]);
+  }
+}
+
+TEST_F(ServiceTest, AdminPlaneRefusesTenantTokens) {
+  v1::Tenant tenant;
+  v1::CreateTenantRequest create;
+  create.set_name("gamma");
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::CreateTenant, create, &tenant, tokens_["alpha"])
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::IssueTokenRequest issue;
+  issue.set_tenant("alpha");
+  v1::IssueTokenResponse issued;
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::IssueToken, issue, &issued, tokens_["alpha"])
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::KeyRef rotate;
+  rotate.set_tenant("alpha");
+  rotate.set_key("default");
+  v1::Key key;
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::RotateKey, rotate, &key, tokens_["beta"])
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::ListKeysRequest list;
+  list.set_tenant("alpha");
+  v1::ListKeysResponse keys;
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListKeys, list, &keys, tokens_["alpha"])
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(server_->RenderMetrics(),
+              HasSubstr("sealbox_auth_failures_total{plane=\"admin\",reason=\"wrong_plane\"} 4"));
+}
+
+// Small limits, so the tests reach them quickly.
+class LimitedServiceTest : public ServiceTest {
+ protected:
+  void Configure(ServerConfig& config) override {
+    config.auth_limits.max_failures = 3;
+    config.limits.max_decryption_failures_per_key = 3;
+    config.limits.stream_idle_timeout = absl::Milliseconds(600);
+  }
+};
+
+TEST_F(LimitedServiceTest, FailedAuthenticationIsLimitedPerAddress) {
+  v1::SealRequest request;
+  request.set_key("default");
+  v1::SealResponse response;
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer sbx_guess" + std::to_string(i));
+    EXPECT_EQ(crypto_->Seal(&context, request, &response).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  // Now even a valid token from this address is refused, unchecked, on both planes.
+  v1::SealResponse sealed;
+  grpc::Status refused = Seal("alpha", "default", "x", "", &sealed);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("too many failed authentication"));
+  v1::ListTenantsRequest list;
+  v1::ListTenantsResponse tenants;
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListTenants, list, &tenants).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics,
+              HasSubstr("sealbox_auth_failures_total{plane=\"data\",reason=\"invalid\"} 3"));
+  EXPECT_THAT(metrics, HasSubstr("sealbox_auth_limited_total{plane=\"data\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("sealbox_auth_limited_total{plane=\"admin\"} 1"));
+  EXPECT_EQ(metrics.find("sbx_guess"), std::string::npos);
+}
+
+TEST_F(LimitedServiceTest, KeysThatFailTooOftenStopOpeningUntilRotated) {
+  v1::SealResponse sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "data", "", &sealed).ok());
+  std::string forged = sealed.ciphertext();
+  forged.back() ^= 1;
+  v1::OpenResponse opened;
+  // Unary Open, Rewrap and OpenStream all count.
+  EXPECT_EQ(Open("alpha", "default", forged, "", &opened).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+    v1::RewrapRequest rewrap;
+    rewrap.set_key("default");
+    rewrap.set_ciphertext(forged);
+    v1::RewrapResponse rewrapped;
+    EXPECT_EQ(crypto_->Rewrap(&context, rewrap, &rewrapped).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  std::string stream_ciphertext, stream_opened;
+  ASSERT_TRUE(SealStream("alpha", "stream data", 100, &stream_ciphertext).ok());
+  std::string stream_forged = stream_ciphertext;
+  stream_forged.back() ^= 1;
+  EXPECT_EQ(OpenStream("alpha", stream_forged, 1000, &stream_opened).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  // The third failure reached the limit: even a good ciphertext is refused now.
+  grpc::Status refused = Open("alpha", "default", sealed.ciphertext(), "", &opened);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("too many decryption failures"));
+  EXPECT_EQ(OpenStream("alpha", stream_ciphertext, 1000, &stream_opened).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Sealing goes on, and other tenants' keys are not affected.
+  v1::SealResponse beta_sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "more", "", &beta_sealed).ok());
+  ASSERT_TRUE(Seal("beta", "default", "beta", "", &beta_sealed).ok());
+  EXPECT_TRUE(Open("beta", "default", beta_sealed.ciphertext(), "", &opened).ok());
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_failures_total 3"));
+  EXPECT_THAT(metrics, HasSubstr(
+      "sealbox_key_decryption_failures_total{tenant=\"alpha\",key=\"default\"} 3"));
+  EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_refused_total 2"));
+  // Rotation starts a fresh count; old versions open again.
+  v1::KeyRef rotate;
+  rotate.set_tenant("alpha");
+  rotate.set_key("default");
+  v1::Key key;
+  ASSERT_TRUE(AdminCall(&v1::Admin::Stub::RotateKey, rotate, &key).ok());
+  grpc::Status reopened = Open("alpha", "default", sealed.ciphertext(), "", &opened);
+  EXPECT_TRUE(reopened.ok()) << reopened.error_message();
+}
+
+TEST_F(LimitedServiceTest, StalledStreamIsEndedAndItsSlotFreed) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+  auto stream = crypto_->SealStream(&context);
+  v1::SealStreamRequest request;
+  request.mutable_start()->set_key("default");
+  ASSERT_TRUE(stream->Write(request));
+  v1::SealStreamResponse header;
+  ASSERT_TRUE(stream->Read(&header));  // the stream is open on the server
+  EXPECT_THAT(server_->RenderMetrics(), HasSubstr("sealbox_active_streams 1"));
+  const absl::Time stalled = absl::Now();
+  // The client sends nothing more; the server gives up after the idle timeout.
+  v1::SealStreamResponse more;
+  EXPECT_FALSE(stream->Read(&more));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+  EXPECT_LT(absl::Now() - stalled, absl::Seconds(5));
+  for (int i = 0; i < 100; ++i) {
+    if (server_->RenderMetrics().find("sealbox_active_streams 0") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics, HasSubstr("sealbox_active_streams 0"));
+  EXPECT_THAT(metrics, HasSubstr("sealbox_stream_idle_timeouts_total 1"));
+  EXPECT_THAT(metrics,
+              HasSubstr("sealbox_rpcs_total{method=\"SealStream\",code=\"DEADLINE_EXCEEDED\"} 1"));
+}
+
+// A client that writes but never reads: the server answers each message before it
+// reads the next, so it buffers only a few messages (flow control stops the client),
+// and the idle timeout then ends the call.
+TEST_F(LimitedServiceTest, ClientThatNeverReadsIsBoundedAndEnded) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+  // The client library may keep a blocked Write waiting after the server ended the
+  // call; the deadline bounds the test, the server's metrics tell what it did.
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  auto stream = crypto_->SealStream(&context);
+  v1::SealStreamRequest request;
+  request.mutable_start()->set_key("default");
+  ASSERT_TRUE(stream->Write(request));
+  request.set_plaintext_chunk(RandomString(1 << 20));
+  int written = 0;
+  while (written < 200 && stream->Write(request)) ++written;
+  // Writes stop succeeding once the server stopped reading and the call was ended.
+  EXPECT_LT(written, 64) << "the server kept reading a client that never reads";
+  EXPECT_FALSE(stream->Finish().ok());
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics, HasSubstr("sealbox_stream_idle_timeouts_total 1"));
+  EXPECT_THAT(metrics, HasSubstr("sealbox_active_streams 0"));
 }
 
 }  // namespace
