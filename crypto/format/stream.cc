@@ -43,6 +43,20 @@ Nonce SegmentNonce(absl::Span<const uint8_t> header, uint64_t index, bool last) 
   return nonce;
 }
 
+// Appends verified plaintext to the caller's `out`. Letting `out` grow by itself would
+// free its old buffer, earlier plaintext and all, unwiped; so it grows here instead,
+// wiping the old buffer.
+void AppendPlaintext(absl::Span<const uint8_t> plaintext, std::vector<uint8_t>& out) {
+  if (out.capacity() - out.size() < plaintext.size()) {
+    std::vector<uint8_t> grown;
+    grown.reserve(std::max(2 * out.capacity(), out.size() + plaintext.size()));
+    grown.assign(out.begin(), out.end());
+    SecureWipe(out.data(), out.size());
+    out.swap(grown);
+  }
+  out.insert(out.end(), plaintext.begin(), plaintext.end());
+}
+
 absl::Status SealerDone() {
   return absl::FailedPreconditionError("stream already finished or failed");
 }
@@ -251,7 +265,7 @@ struct StreamOpener::State {
              .ok()) {
       return DecryptionFailed();
     }
-    out.insert(out.end(), pt.begin(), pt.end());
+    AppendPlaintext(pt, out);
     SecureWipe(pt.data(), pt.size());
     ++next_index;
     return absl::OkStatus();

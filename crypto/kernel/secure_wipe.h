@@ -9,6 +9,13 @@ namespace sealbox::crypto {
 // for key material and plaintext that must not outlive its use.
 void SecureWipe(void* data, size_t size);
 
+// Called by SecureWipe after each wipe with the range it zeroed, while the memory is
+// still alive: lets a test see what the library wipes (crypto/tests/secret_wipe_test.cc).
+// Pass nullptr to remove it. For tests only; when unset, the cost is one relaxed
+// atomic load per wipe.
+using WipeObserver = void (*)(const void* data, size_t size);
+void SetWipeObserverForTesting(WipeObserver observer);
+
 }  // namespace sealbox::crypto
 
 #endif  // SEALBOX_CRYPTO_KERNEL_SECURE_WIPE_H_

@@ -12,6 +12,8 @@ namespace {
 using U64x2 = uint64_t __attribute__((vector_size(16)));
 using U16x8 = uint16_t __attribute__((vector_size(16)));
 using U8x16 = uint8_t __attribute__((vector_size(16)));
+// Shuffles use __builtin_shufflevector (constant indices), which GCC 12 and clang
+// both know; GCC's __builtin_shuffle is unknown to clang (the fuzz build).
 
 // ---------------------------------------------------------------------------
 // Conversion between eight plain blocks and eight bit planes.
@@ -22,10 +24,10 @@ using U8x16 = uint8_t __attribute__((vector_size(16)));
 // halves of the index, i.e. transposes the 4x4 byte matrix.
 inline BitPlane InterleaveHalves(BitPlane x) {
   const U8x16 v = reinterpret_cast<U8x16>(x);
-  const U8x16 high = reinterpret_cast<U8x16>(
-      __builtin_shuffle(reinterpret_cast<U64x2>(x), U64x2{1, 1}));
-  return reinterpret_cast<BitPlane>(__builtin_shuffle(
-      v, high, U8x16{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}));
+  const U64x2 x64 = reinterpret_cast<U64x2>(x);
+  const U8x16 high = reinterpret_cast<U8x16>(__builtin_shufflevector(x64, x64, 1, 1));
+  return reinterpret_cast<BitPlane>(__builtin_shufflevector(
+      v, high, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
 }
 
 // AES stores a block column by column (byte 4*c + r); the planes want rows.
@@ -224,8 +226,9 @@ inline void ShiftRows(BitPlane q[8]) {
   const BitPlane odd_rows = {0, ~0u, 0, ~0u};
   for (int b = 0; b < 8; ++b) {
     // Rows 2 and 3 rotate by two bytes (one pshufhw) ...
-    const BitPlane x = reinterpret_cast<BitPlane>(__builtin_shuffle(
-        reinterpret_cast<U16x8>(q[b]), U16x8{0, 1, 2, 3, 5, 4, 7, 6}));
+    const U16x8 words = reinterpret_cast<U16x8>(q[b]);
+    const BitPlane x = reinterpret_cast<BitPlane>(
+        __builtin_shufflevector(words, words, 0, 1, 2, 3, 5, 4, 7, 6));
     // ... then rows 1 and 3 by one byte more.
     const BitPlane rotated = (x >> 8) | (x << 24);
     q[b] = x ^ ((x ^ rotated) & odd_rows);
@@ -234,10 +237,10 @@ inline void ShiftRows(BitPlane q[8]) {
 
 // The next row down (lane r takes lane r + 1) and the one after.
 inline BitPlane RowsUp1(BitPlane x) {
-  return __builtin_shuffle(x, BitPlane{1, 2, 3, 0});
+  return __builtin_shufflevector(x, x, 1, 2, 3, 0);
 }
 inline BitPlane RowsUp2(BitPlane x) {
-  return __builtin_shuffle(x, BitPlane{2, 3, 0, 1});
+  return __builtin_shufflevector(x, x, 2, 3, 0, 1);
 }
 
 // out_r = 2 a_r + 3 a_{r+1} + a_{r+2} + a_{r+3}, computed as
