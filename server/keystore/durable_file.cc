@@ -1,5 +1,6 @@
 #include "server/keystore/durable_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace sealbox::server {
@@ -51,6 +53,21 @@ absl::Status WriteAll(int fd, absl::Span<const uint8_t> bytes, const std::string
   return absl::OkStatus();
 }
 
+// Removes <path>.tmp.* left by writers killed before their rename. The caller holds
+// the flock, so no other writer is mid-write: each one is stale, and it holds a whole
+// keystore, material of versions destroyed since included.
+void RemoveStaleTemps(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string prefix =
+      absl::StrCat(slash == std::string::npos ? path : path.substr(slash + 1), ".tmp.");
+  DIR* dir = opendir(Directory(path).c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = readdir(dir)) {
+    if (absl::StartsWith(entry->d_name, prefix)) unlinkat(dirfd(dir), entry->d_name, 0);
+  }
+  closedir(dir);
+}
+
 FileIdentity IdentityOf(const struct stat& st) {
   return {st.st_dev, st.st_ino, st.st_size,
           int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
@@ -81,6 +98,7 @@ absl::StatusOr<FileRead> ReadFile(const std::string& path, size_t max_bytes) {
 absl::StatusOr<FileIdentity> ReplaceFile(
     const std::string& path, absl::Span<const uint8_t> bytes,
     const std::function<bool()>& fail_before_rename) {
+  RemoveStaleTemps(path);
   const std::string temp = absl::StrCat(path, ".tmp.", getpid());
   Fd file{open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
   if (file.fd < 0) return Errno("creating", temp);

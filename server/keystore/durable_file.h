@@ -45,7 +45,8 @@ absl::StatusOr<FileRead> ReadFile(const std::string& path, size_t max_bytes = SI
 // <path>.tmp.<pid> (mode 0600), fsyncs it, renames it over `path`, fsyncs the
 // directory. On failure before the rename, removes the temp file and leaves `path`
 // as it was. `fail_before_rename` (tests only) simulates a failed write. Callers
-// hold the keystore's flock, so one temp name per process cannot collide.
+// hold the keystore's flock, so one temp name per process cannot collide, and any
+// <path>.tmp.* already there is a killed writer's: it is removed first.
 absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path,
                                          absl::Span<const uint8_t> bytes,
                                          const std::function<bool()>& fail_before_rename);

@@ -568,5 +568,19 @@ TEST_F(KeystoreTest, FailedWriteLeavesOldFileAndSnapshot) {
   EXPECT_THAT(reopened->snapshot()->tenants(), SizeIs(2));
 }
 
+// A writer killed between writing its temp file and the rename leaves the temp file:
+// a whole keystore, key versions destroyed later included. The next write removes it.
+TEST_F(KeystoreTest, AKilledWritersTempFileIsRemovedByTheNextWrite) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  WriteAll(path_ + ".tmp.999999", ReadAll(path_));
+  ASSERT_TRUE(ks->CreateTenant("beta").ok());
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    files.push_back(entry.path().filename());
+  }
+  EXPECT_THAT(files, ::testing::UnorderedElementsAre("keystore.sbx", "keystore.lock"));
+}
+
 }  // namespace
 }  // namespace sealbox::server

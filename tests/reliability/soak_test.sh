@@ -1,0 +1,3 @@
+#!/bin/bash
+# Runs soak_test.py with Debian's Python (python3-grpcio, python3-grpc-tools).
+exec /usr/bin/python3 tests/reliability/soak_test.py "$@"
