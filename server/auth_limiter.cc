@@ -40,7 +40,9 @@ bool AuthFailureLimiter::RecordFailure(absl::string_view address, absl::Time now
       by_recency_.pop_front();
     }
     by_recency_.emplace_back(address);
-    it = peers_.emplace(std::string(address), Peer{now, 0}).first;
+    Peer fresh;
+    fresh.window_start = now;
+    it = peers_.emplace(std::string(address), fresh).first;
     it->second.recency = std::prev(by_recency_.end());
   } else {
     by_recency_.splice(by_recency_.end(), by_recency_, it->second.recency);

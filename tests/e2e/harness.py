@@ -52,15 +52,17 @@ def read_status(pid, field):
 
 
 class Server:
-    """One sealbox-server process with its own data directory, KEK and admin token."""
+    """One sealbox-server process with its own home: KEK, admin token, log and (unless
+    given one) data directory. Several may share a data directory (give them the same
+    `kek` and `admin_token`), and one may be started again after a stop or a kill."""
 
-    def __init__(self, data_dir=None, extra_args=(), kek=None):
+    def __init__(self, data_dir=None, extra_args=(), kek=None, admin_token=None):
         self.home = tempfile.mkdtemp(prefix="sealbox-e2e-", dir=os.environ.get("TEST_TMPDIR"))
         self.data_dir = data_dir or os.path.join(self.home, "data")
         self.kek_file = os.path.join(self.home, "kek")
         with open(self.kek_file, "wb") as f:
             f.write(kek or os.urandom(32))
-        self.admin_token = "e2e-admin-" + os.urandom(8).hex()
+        self.admin_token = admin_token or "e2e-admin-" + os.urandom(8).hex()
         self.admin_token_file = os.path.join(self.home, "admin-token")
         with open(self.admin_token_file, "w") as f:
             f.write(self.admin_token + "\n")
@@ -69,7 +71,9 @@ class Server:
         self.port = None
         self.metrics_port = None
 
-    def start(self, listen="127.0.0.1:0"):
+    def start(self, listen="127.0.0.1:0", seconds=20):
+        """Starts it and waits for its "serving" line; RuntimeError with its output if
+        it exits or does not serve within `seconds` (then it is killed)."""
         self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
@@ -77,7 +81,7 @@ class Server:
              "--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
              "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        deadline = time.time() + seconds
         while time.time() < deadline:
             text = self.output()
             port = re.search(r'"event":"serving","port":(\d+)', text)
@@ -89,7 +93,10 @@ class Server:
                 self.log.close()
                 raise RuntimeError(f"server exited {self.process.returncode}: {text}")
             time.sleep(0.05)
-        raise RuntimeError("server did not start: " + self.output())
+        self.process.kill()
+        self.process.wait()
+        self.log.close()
+        raise RuntimeError(f"server did not serve within {seconds} s: " + self.output())
 
     @property
     def address(self):

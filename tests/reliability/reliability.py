@@ -1,25 +1,19 @@
-"""What the reliability tests share: a Server (the real binary on loopback, with its
-own data directory, KEK and admin token), gRPC stubs generated from the .proto files
-at run time, admin and data clients with deadlines, and a free fixed port.
-
-SEALBOX_E2E_SERVER, when set, is the server command line to run instead of the
-Bazel-built binary (as for tests/e2e)."""
+"""What the reliability tests share: the end-to-end tests' Server (tests/e2e/harness.py:
+the real binary on loopback), gRPC stubs generated from the .proto files at run time,
+admin and data clients with deadlines, a free fixed port, and a kill that never
+raises."""
 import importlib
 import os
-import re
-import shlex
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 
 import grpc
 from grpc_tools import protoc
 
-SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
-    os.path.abspath("server/sealbox-server")]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
+from harness import Server  # noqa: E402,F401 - the tests import it from here
+
 PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../proto")
 DEADLINE = 30  # seconds, on every call: no test waits forever
 
@@ -40,62 +34,6 @@ def load_stubs():
 
 
 admin_pb2, admin_grpc, data_pb2, data_grpc = load_stubs()
-
-
-class Server:
-    """One sealbox-server process. Several may share a data directory (and KEK and
-    admin token: pass them), and one may be started again and again."""
-
-    def __init__(self, data_dir=None, kek=None, admin_token=None, extra_args=()):
-        self.home = tempfile.mkdtemp(prefix="sealbox-rel-", dir=os.environ.get("TEST_TMPDIR"))
-        self.data_dir = data_dir or os.path.join(self.home, "data")
-        self.kek_file = os.path.join(self.home, "kek")
-        with open(self.kek_file, "wb") as f:
-            f.write(kek or os.urandom(32))
-        self.admin_token = admin_token or "rel-admin-" + os.urandom(8).hex()
-        self.admin_token_file = os.path.join(self.home, "admin-token")
-        with open(self.admin_token_file, "w") as f:
-            f.write(self.admin_token + "\n")
-        self.extra_args = list(extra_args)
-        self.process = self.log = self.port = None
-
-    def start(self, listen="127.0.0.1:0", seconds=30):
-        """Starts it and waits for its "serving" line; RuntimeError with its output if
-        it exits or does not serve within `seconds`."""
-        self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            SERVER + ["--listen", listen, "--data-dir", self.data_dir, "--init",
-                      "--kek-file", self.kek_file, "--admin-token-file",
-                      self.admin_token_file] + self.extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + seconds
-        while time.time() < deadline:
-            serving = re.search(r'"event":"serving","port":(\d+)', self.output())
-            if serving:
-                self.port = int(serving.group(1))
-                return self
-            if self.process.poll() is not None:
-                self.log.close()
-                raise RuntimeError(f"server exited {self.process.returncode}: {self.output()}")
-            time.sleep(0.02)
-        kill(self)
-        raise RuntimeError(f"server did not start in {seconds} s: {self.output()}")
-
-    @property
-    def address(self):
-        return f"127.0.0.1:{self.port}"
-
-    def stop(self, timeout=60):
-        """SIGTERM (it drains) and its exit status."""
-        self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout=timeout)
-        self.log.close()
-        return code
-
-    def output(self):
-        with open(self.log_path) as log:
-            return log.read()
 
 
 def bearer(token):
