@@ -56,7 +56,8 @@ class Server:
     given one) data directory. Several may share a data directory (give them the same
     `kek` and `admin_token`), and one may be started again after a stop or a kill."""
 
-    def __init__(self, data_dir=None, extra_args=(), kek=None, admin_token=None):
+    def __init__(self, data_dir=None, extra_args=(), kek=None, admin_token=None,
+                 wrapper=()):
         self.home = tempfile.mkdtemp(prefix="sealbox-e2e-", dir=os.environ.get("TEST_TMPDIR"))
         self.data_dir = data_dir or os.path.join(self.home, "data")
         self.kek_file = os.path.join(self.home, "kek")
@@ -67,6 +68,7 @@ class Server:
         with open(self.admin_token_file, "w") as f:
             f.write(self.admin_token + "\n")
         self.extra_args = list(extra_args)
+        self.wrapper = list(wrapper)  # a command the server runs under (prlimit ...)
         self.process = None
         self.port = None
         self.metrics_port = None
@@ -77,7 +79,7 @@ class Server:
         self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
-            SERVER + ["--listen", listen, "--data-dir", self.data_dir,
+            self.wrapper + SERVER + ["--listen", listen, "--data-dir", self.data_dir,
              "--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
              "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT)

@@ -74,6 +74,29 @@ class Security(unittest.TestCase):
             self.assertIn('"memory_lock":"unavailable"', line)
             self.assertIn("RLIMIT_MEMLOCK", line)
 
+    def test_memory_that_cannot_be_locked_is_a_warning(self):
+        # No RLIMIT_MEMLOCK and (as root) no CAP_IPC_LOCK: mlock must fail, the server
+        # must still serve, say so once, and count the memory as unlocked.
+        server = Server(wrapper=["prlimit", "--memlock=0:0", "--", "setpriv",
+                                 "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock",
+                                 "--"]).start()
+        try:
+            line = re.search(r'\{[^\n]*"event":"process_hardening"[^\n]*',
+                             server.output()).group(0)
+            self.assertIn('"level":"warning"', line)
+            self.assertIn('"memory_lock":"unavailable"', line)
+            self.assertIn("RLIMIT_MEMLOCK", line)
+            self.assertEqual(read_status(server.process.pid, "VmLck"), 0)
+            token = server.new_tenant("acme")
+            sealed = server.cli("seal", "--key", "default", token=token, input=b"x").stdout
+            self.assertEqual(server.cli("open", "--key", "default", token=token,
+                                        input=sealed).stdout, b"x")
+            metrics = urllib.request.urlopen(
+                f"http://127.0.0.1:{server.metrics_port}/metrics").read().decode()
+            self.assertRegex(metrics, r'sealbox_secret_memory_bytes\{locked="false"\} [1-9]')
+        finally:
+            server.stop()
+
     def test_failed_authentication_is_limited_per_address(self):
         # A fresh server: this test's failures must not limit the other tests.
         server = Server(extra_args=["--auth-failures-per-minute", "3"]).start()
