@@ -193,9 +193,12 @@ class Security(unittest.TestCase):
             started = time.time()
             sealed = self.cli("seal", "--key", "default", token=self.token, input=b"hello")
             self.assertEqual(sealed.returncode, 0, sealed.stderr)
-            self.assertLess(time.time() - started, 10)
+            took = time.time() - started
+            self.assertLess(took, 10)
             growth_mib = (read_status(pid, "VmRSS") - rss_before) / 1024
-            self.assertLess(growth_mib, 400, f"{count} idle connections cost {growth_mib} MiB")
+            print(f"{count} idle connections: a Seal took {took:.2f} s (CLI start "
+                  f"included), server RSS +{growth_mib:.1f} MiB")
+            self.assertLess(growth_mib, 200, f"{count} idle connections cost {growth_mib} MiB")
         finally:
             for s in sockets:
                 s.close()
