@@ -208,6 +208,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
 int Run() {
   // Before any secret is read: no core dump may hold one.
   const CoreDumpReport core_dumps = DisableCoreDumps();
+  RaiseOpenFileLimit();
   // glibc gives each busy thread its own malloc arena; gRPC's many threads then hold
   // tens of MiB of freed stream buffers each. Two arenas keep the server's memory
   // flat during long streams (docs/PERFORMANCE.md) at no measurable cost here.

@@ -13,12 +13,15 @@ CoreDumpReport DisableCoreDumps() {
   const struct rlimit none = {0, 0};
   report.rlimit_zero = setrlimit(RLIMIT_CORE, &none) == 0;
   report.not_dumpable = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+  return report;
+}
+
+void RaiseOpenFileLimit() {
   struct rlimit files;
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
   }
-  return report;
 }
 
 void LogProcessHardening(const CoreDumpReport& core_dumps) {

@@ -4,12 +4,21 @@
 #include <vector>
 
 namespace sealbox::server {
+namespace {
+
+// The watchdog whose Run() this thread is in, if any. Set by that thread itself, so
+// nothing else ever writes it (a std::thread::id member written after the thread
+// starts would be a data race).
+thread_local const StreamWatchdog* running_watchdog = nullptr;
+
+}  // namespace
 
 StreamWatchdog::StreamWatchdog(absl::Duration idle) : idle_(idle) {
   if (idle_ <= absl::ZeroDuration()) return;
   thread_ = std::thread([this] { Run(); });
-  thread_id_ = thread_.get_id();
 }
+
+bool StreamWatchdog::OnWatchdogThread() const { return running_watchdog == this; }
 
 StreamWatchdog::~StreamWatchdog() {
   if (!thread_.joinable()) return;
@@ -52,6 +61,7 @@ bool StreamWatchdog::Forget(uint64_t id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 void StreamWatchdog::Run() {
+  running_watchdog = this;
   // Checking a few times per timeout keeps the overshoot small.
   const absl::Duration period =
       std::clamp(idle_ / 4, absl::Milliseconds(10), absl::Seconds(1));

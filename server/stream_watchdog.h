@@ -41,7 +41,7 @@ class StreamWatchdog {
   void Run();
   // Cancelling a call may run its reactions at once on the cancelling thread, which
   // already holds the lock; those calls must not take it again.
-  bool OnWatchdogThread() const { return std::this_thread::get_id() == thread_id_; }
+  bool OnWatchdogThread() const;
 
   const absl::Duration idle_;
   absl::Mutex mutex_;
@@ -49,7 +49,6 @@ class StreamWatchdog {
   uint64_t next_id_ ABSL_GUARDED_BY(mutex_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
-  std::thread::id thread_id_;
 };
 
 }  // namespace sealbox::server
