@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    CLI as CLI_COMMAND, Server, file_sha256, read_bytes, read_status, wait_for)
+    CLI as CLI_COMMAND, Server, file_sha256, load_stubs, read_bytes, read_status, wait_for)
 
 EXIT_DECRYPTION_FAILED = 3
 EXIT_AUTH = 4
@@ -199,10 +199,7 @@ class EndToEnd(unittest.TestCase):
 
     def test_abandoned_stream_frees_its_slot(self):
         # A client that sends a start and a chunk, then goes away mid-stream.
-        import importlib
-        sys.path.insert(0, "client/examples/python")
-        example = importlib.import_module("seal_open")
-        data_pb2, data_grpc = example.load_stubs("proto")
+        data_pb2, data_grpc = load_stubs("data")
         stub = data_grpc.CryptoStub(grpc.insecure_channel(self.server.address))
 
         def requests():

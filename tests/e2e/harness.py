@@ -6,17 +6,39 @@ instead of the Bazel-built binaries: `tools/dev test` runs these tests against t
 arm64 build under qemu-aarch64 that way ("qemu-aarch64 -L ROOTFS .../sealbox-server").
 """
 import hashlib
+import importlib
 import os
 import re
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
 SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
     os.path.abspath("server/sealbox-server")]
 CLI = shlex.split(os.environ.get("SEALBOX_E2E_CLI", "")) or [os.path.abspath("client/sealbox")]
+
+
+PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../proto")
+
+
+def load_stubs(*names):
+    """The gRPC stubs of sealbox/v1/NAME.proto for each NAME ("data", "admin"), compiled
+    into a temporary folder: (NAME_pb2, NAME_pb2_grpc, ...) in the order given."""
+    from grpc_tools import protoc  # only the tests that make raw gRPC calls need it
+    out = tempfile.mkdtemp(prefix="sealbox-stubs-", dir=os.environ.get("TEST_TMPDIR"))
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    for name in names:
+        rc = protoc.main(["protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
+                          f"--grpc_python_out={out}",
+                          os.path.join(PROTO_DIR, f"sealbox/v1/{name}.proto")])
+        if rc != 0:
+            raise RuntimeError(f"protoc failed on {name}.proto")
+    sys.path.insert(0, out)
+    return tuple(importlib.import_module(f"sealbox.v1.{name}{suffix}")
+                 for name in names for suffix in ("_pb2", "_pb2_grpc"))
 
 
 def wait_for(condition, what, seconds=20):

@@ -15,7 +15,7 @@ import urllib.request
 import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, read_status, wait_for  # noqa: E402
+from harness import Server, load_stubs, read_status, wait_for  # noqa: E402
 
 KEK = os.urandom(32)
 
@@ -157,10 +157,7 @@ class Security(unittest.TestCase):
                                   input=sealed).stdout, b"data")
 
     def test_stalled_stream_is_ended(self):
-        import importlib
-        sys.path.insert(0, "client/examples/python")
-        example = importlib.import_module("seal_open")
-        data_pb2, data_grpc = example.load_stubs("proto")
+        data_pb2, data_grpc = load_stubs("data")
         stub = data_grpc.CryptoStub(grpc.insecure_channel(self.server.address))
 
         def requests():

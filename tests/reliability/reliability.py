@@ -2,38 +2,18 @@
 the real binary on loopback), gRPC stubs generated from the .proto files at run time,
 admin and data clients with deadlines, a free fixed port, and a kill that never
 raises."""
-import importlib
 import os
 import socket
 import sys
-import tempfile
 
 import grpc
-from grpc_tools import protoc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
-from harness import Server  # noqa: E402,F401 - the tests import it from here
+from harness import Server, load_stubs  # noqa: E402,F401 - the tests import Server from here
 
-PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../proto")
 DEADLINE = 30  # seconds, on every call: no test waits forever
 
-
-def load_stubs():
-    """(admin_pb2, admin_grpc, data_pb2, data_grpc), compiled into a temporary folder."""
-    out = tempfile.mkdtemp(prefix="sealbox-stubs-", dir=os.environ.get("TEST_TMPDIR"))
-    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
-    for name in ("admin", "data"):
-        rc = protoc.main(["protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}",
-                          f"--grpc_python_out={out}",
-                          os.path.join(PROTO_DIR, f"sealbox/v1/{name}.proto")])
-        if rc != 0:
-            raise RuntimeError(f"protoc failed on {name}.proto")
-    sys.path.insert(0, out)
-    return tuple(importlib.import_module(f"sealbox.v1.{m}")
-                 for m in ("admin_pb2", "admin_pb2_grpc", "data_pb2", "data_pb2_grpc"))
-
-
-admin_pb2, admin_grpc, data_pb2, data_grpc = load_stubs()
+admin_pb2, admin_grpc, data_pb2, data_grpc = load_stubs("admin", "data")
 
 
 def bearer(token):
