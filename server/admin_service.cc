@@ -24,6 +24,8 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
                                             const char* method, Operation operation) {
   const absl::Time started = absl::Now();
   absl::Status status = authenticator_->Admin(*context, *keystore_->snapshot());
+  // Admin calls change the store or report on it: none while it cannot be reached.
+  if (status.ok()) status = keystore_->Writable();
   if (status.ok()) status = operation();
   metrics_->RecordOutcome(method, status, started);
   // The audit trail of admin changes and attempts; requests may hold key material,

@@ -89,6 +89,9 @@ void CryptoService::CountOpenOutcome(const absl::Status& status,
 absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
     const grpc::CallbackServerContext& context, const std::string& key, size_t size,
     size_t limit) const {
+  // Before the keystore has loaded no token is known: say so, rather than count every
+  // caller as a failed authentication.
+  if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
   Caller caller{keystore_->snapshot(), {}};
   absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, *caller.snapshot);
   if (!tenant.ok()) return tenant.status();

@@ -251,10 +251,16 @@ int Run() {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   Log("draining")
-      .Add("signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+      .Add("signal", !(*server)->failure().ok() ? "keystore failure"
+                     : signal_number == SIGTERM  ? "SIGTERM"
+                                                 : "SIGINT")
       .Add("drain_seconds", int64_t{absl::GetFlag(FLAGS_drain_seconds)});
   (*server)->Shutdown();
   (*server)->Wait();
+  if (absl::Status failure = (*server)->failure(); !failure.ok()) {
+    std::fprintf(stderr, "sealbox-server: %s\n", std::string(failure.message()).c_str());
+    return 1;
+  }
   Log("stopped");
   return 0;
 }

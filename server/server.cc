@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -11,6 +14,7 @@
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
 #include "server/bench/echo_service.h"
+#include "server/keystore/file_storage.h"
 #include "server/tls_credentials.h"
 
 namespace sealbox::server {
@@ -24,13 +28,18 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
       ListenerCredentials(config);
   if (!credentials.ok()) return credentials.status();
 
-  KeystoreOptions keystore_options;
-  keystore_options.data_dir = config.data_dir;
-  keystore_options.kek = config.kek.Clone();
-  keystore_options.previous_kek = config.previous_kek.Clone();
-  keystore_options.create_if_missing = config.create_keystore;
+  absl::StatusOr<std::unique_ptr<KeystoreStorage>> storage = OpenStorage(config);
+  if (!storage.ok()) return storage.status();
+  KeystoreOpenOptions open;
+  open.create = config.create_keystore;
+  // A store that cannot be reached yet (etcd down) is retried in the background:
+  // the server listens meanwhile, NOT_SERVING, so probes and callers learn why.
+  open.keep_trying = true;
+  SealboxServer* s = server.get();
+  open.on_writable = [s](bool) { s->UpdateHealth(); };
+  open.on_failure = [s](const absl::Status& status) { s->Fail(status); };
   absl::StatusOr<std::unique_ptr<Keystore>> keystore =
-      Keystore::Open(std::move(keystore_options));
+      Keystore::Open(*std::move(storage), std::move(open));
   if (!keystore.ok()) return keystore.status();
   server->keystore_ = *std::move(keystore);
   if (server->keystore_->rewrapped_at_open()) {
@@ -107,34 +116,58 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
         absl::StrCat("cannot listen on ", config.listen,
                      " (address in use, or not a valid host:port?)"));
   }
-  // Health: the whole server ("") and each service by name.
-  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
-  for (const char* service : {"sealbox.v1.Crypto", "sealbox.v1.Admin"}) {
-    health->SetServingStatus(service, true);
-  }
   server->config_ = std::move(config);
-  server->watcher_ = std::thread([s = server.get()] { s->WatchKeystore(); });
+  {
+    absl::MutexLock lock(&server->health_mu_);
+    server->health_ = server->server_->GetHealthCheckService();
+  }
+  server->UpdateHealth();
   return server;
 }
 
-void SealboxServer::WatchKeystore() {
-  // Replicas sharing the keystore file pick up each other's admin changes here.
-  while (!stopping_.WaitForNotificationWithTimeout(config_.reload_interval)) {
-    const uint64_t before = keystore_->snapshot()->generation();
-    if (absl::Status s = keystore_->ReloadIfChanged(); !s.ok()) {
-      Log("keystore_reload_failed", "error")
-          .Add("error", s.message())
-          .Add("serving_generation", static_cast<int64_t>(before));
-    } else if (keystore_->snapshot()->generation() != before) {
-      Log("keystore_reloaded")
-          .Add("generation", static_cast<int64_t>(keystore_->snapshot()->generation()));
-    }
+absl::StatusOr<std::unique_ptr<KeystoreStorage>> SealboxServer::OpenStorage(
+    const ServerConfig& config) {
+  FileStorageOptions file;
+  file.data_dir = config.data_dir;
+  file.kek = config.kek.Clone();
+  file.previous_kek = config.previous_kek.Clone();
+  file.poll_interval = config.reload_interval;
+  auto storage = FileStorage::Create(std::move(file));
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<KeystoreStorage>(*std::move(storage));
+}
+
+// Health: the whole server ("") and the data plane serve once the keystore has
+// loaded; the admin plane while the keystore's store can also be reached.
+void SealboxServer::UpdateHealth() {
+  absl::MutexLock lock(&health_mu_);
+  if (health_ == nullptr || stopping_.HasBeenNotified()) return;
+  const bool loaded = keystore_->Loaded().ok();
+  health_->SetServingStatus("", loaded);
+  health_->SetServingStatus("sealbox.v1.Crypto", loaded);
+  health_->SetServingStatus("sealbox.v1.Admin", keystore_->Writable().ok());
+}
+
+void SealboxServer::Fail(const absl::Status& status) {
+  {
+    absl::MutexLock lock(&health_mu_);
+    failure_ = status;
   }
+  // main() waits for SIGTERM; it finds the failure and exits 1 after the drain.
+  kill(getpid(), SIGTERM);
+}
+
+absl::Status SealboxServer::failure() const {
+  absl::MutexLock lock(&health_mu_);
+  return failure_;
 }
 
 void SealboxServer::Shutdown() {
   if (server_ == nullptr || stopping_.HasBeenNotified()) return;
-  stopping_.Notify();
+  {
+    absl::MutexLock lock(&health_mu_);
+    stopping_.Notify();
+  }
   // Readiness probes see NOT_SERVING while in-flight calls drain.
   server_->GetHealthCheckService()->Shutdown();
   const auto deadline =
@@ -146,12 +179,13 @@ void SealboxServer::Shutdown() {
 void SealboxServer::Wait() {
   if (server_ == nullptr) return;
   server_->Wait();
-  if (watcher_.joinable()) watcher_.join();
 }
 
 SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
+  // Its thread calls back into this server: stop it while the server is whole.
+  keystore_.reset();
 }
 
 }  // namespace sealbox::server

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
 #include "server/admin_service.h"
 #include "server/auth.h"
@@ -40,11 +42,19 @@ class SealboxServer {
   // Blocks until Shutdown() has completed.
   void Wait();
 
+  // Why the server gave up after starting (the keystore failed to load for good,
+  // e.g. a wrong KEK once etcd answered), or OK. It then sends itself SIGTERM.
+  absl::Status failure() const;
+
   ~SealboxServer();
 
  private:
   SealboxServer() = default;
-  void WatchKeystore();
+  // The keystore's store, as the config asks: a file, or etcd.
+  static absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(
+      const ServerConfig& config);
+  void UpdateHealth();
+  void Fail(const absl::Status& status);
 
   ServerConfig config_;
   std::unique_ptr<Keystore> keystore_;
@@ -58,7 +68,9 @@ class SealboxServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Notification stopping_;
-  std::thread watcher_;
+  mutable absl::Mutex health_mu_;
+  grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(health_mu_) = nullptr;
+  absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
 };
 
 }  // namespace sealbox::server

@@ -36,9 +36,10 @@ def cc_grpc_library(name, src, deps = [], grpc = True, **kwargs):
             native.package_name()[len("proto/"):] + "/" + src
         ),
     )
+    # This file and everything it imports, for the genrules of files importing it.
     native.filegroup(
         name = name + "_proto_srcs",
-        srcs = [src],
+        srcs = [src] + [d + "_proto_srcs" for d in deps],
     )
     cc_library(
         name = name,

@@ -3,22 +3,33 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <mutex>
+#include <deque>
+#include <random>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "server/keystore/durable_file.h"
-#include "server/keystore/keystore_file.h"
 #include "server/keystore/names.h"
 #include "server/keystore/tokens.h"
+#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
 
 constexpr size_t kMaxDescriptionBytes = 256;
+// Commits lost to other writers before a change gives up with ABORTED. Replicas race
+// only when they change the same record at the same moment; each lost race means
+// another writer committed, so the whole fleet always makes progress.
+constexpr int kMaxAttempts = 16;
+// How long a committed change may take to reach this keystore's snapshot (etcd: its
+// watch) before the call returns anyway.
+constexpr absl::Duration kVisibleWithin = absl::Seconds(5);
 
 absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
@@ -47,28 +58,8 @@ absl::StatusOr<crypto::SecretBytes> RandomMaterial(v1::Algorithm algorithm) {
   return material;
 }
 
-absl::StatusOr<internal::Tenant*> FindTenant(internal::KeystoreFile& file,
-                                             const std::string& name) {
-  for (internal::Tenant& tenant : *file.mutable_tenants()) {
-    if (tenant.name() == name) return &tenant;
-  }
-  return absl::NotFoundError(absl::StrCat("tenant ", name, " not found"));
-}
-
-internal::Key* FindKeyIn(internal::Tenant& tenant, const std::string& name) {
-  for (internal::Key& key : *tenant.mutable_keys()) {
-    if (key.name() == name) return &key;
-  }
-  return nullptr;
-}
-
-absl::StatusOr<internal::Key*> FindKey(internal::KeystoreFile& file,
-                                       const std::string& tenant,
-                                       const std::string& name) {
-  auto t = FindTenant(file, tenant);
-  if (!t.ok()) return t.status();
-  if (internal::Key* key = FindKeyIn(**t, name)) return key;
-  return absl::NotFoundError(absl::StrCat("key ", tenant, "/", name, " not found"));
+absl::Status TenantNotFound(const std::string& tenant) {
+  return absl::NotFoundError(absl::StrCat("tenant ", tenant, " not found"));
 }
 
 absl::StatusOr<internal::KeyVersion*> FindVersion(internal::Key& key, uint32_t version) {
@@ -96,197 +87,383 @@ void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
   if (key.min_decryption_version() == 0) key.set_min_decryption_version(1);
 }
 
-internal::Key* AddKey(internal::Tenant& tenant, const std::string& name,
-                      v1::Algorithm algorithm) {
-  internal::Key* key = tenant.add_keys();
-  key->set_name(name);
-  key->set_algorithm(algorithm);
-  return key;
-}
-
 absl::Status RotateFirst(const internal::Key& key, uint32_t version) {
   return absl::FailedPreconditionError(absl::StrCat("version ", version,
                                                     " is the primary version of key ",
                                                     key.name(), "; rotate first"));
 }
 
-absl::StatusOr<v1::Key> KeyIn(const absl::StatusOr<std::shared_ptr<const Snapshot>>& snap,
-                              const std::string& tenant, const std::string& key) {
-  if (!snap.ok()) return snap.status();
-  return (*snap)->FindKey(tenant, key)->ToProto();
+// The public description of a key as committed (no key material).
+v1::Key PublicKey(const std::string& tenant, const internal::Key& key) {
+  v1::Key out;
+  out.set_tenant(tenant);
+  out.set_name(key.name());
+  out.set_algorithm(key.algorithm());
+  out.set_primary_version(key.primary_version());
+  out.set_min_decryption_version(key.min_decryption_version());
+  for (const internal::KeyVersion& v : key.versions()) {
+    v1::KeyVersion* version = out.add_versions();
+    version->set_version(v.version());
+    version->set_state(v.state());
+    version->set_create_time_unix(v.create_time_unix());
+    version->set_imported(v.imported());
+  }
+  return out;
 }
 
 }  // namespace
 
-struct Keystore::State {
-  explicit State(KeystoreOptions o)
-      : options(std::move(o)),
-        path(options.data_dir + "/keystore.sbx"),
-        lock_path(options.data_dir + "/keystore.lock") {}
+// Typed reads and buffered writes over one StorageTransaction. Records it reads are
+// its own copies, wiped when it goes away.
+class Keystore::Transaction {
+ public:
+  explicit Transaction(StorageTransaction& storage) : storage_(storage) {}
+  ~Transaction() {
+    for (internal::Record& record : reads_) WipeRecord(record);
+  }
 
-  const KeystoreOptions options;
-  const std::string path;
-  const std::string lock_path;
-  // One writer or reload at a time in this process; flock excludes other processes.
-  std::mutex mu;
-  FileIdentity loaded;  // the file the snapshot came from; guarded by mu
-  bool rewrapped_at_open = false;
-  // Read and written only with std::atomic_load / std::atomic_store.
+  absl::StatusOr<bool> HasTenant(const std::string& tenant) {
+    auto record = storage_.Read(RecordName::Tenant(tenant));
+    if (!record.ok()) return record.status();
+    return record->has_value();
+  }
+
+  // OK when the tenant exists, else NOT_FOUND.
+  absl::Status RequireTenant(const std::string& tenant) {
+    auto exists = HasTenant(tenant);
+    if (!exists.ok()) return exists.status();
+    return *exists ? absl::OkStatus() : TenantNotFound(tenant);
+  }
+
+  // The key as stored, or nullptr when there is none. The transaction owns it: change
+  // it in place, then Put it.
+  absl::StatusOr<internal::Key*> FindKey(const std::string& tenant,
+                                         const std::string& key) {
+    auto record = storage_.Read(RecordName::Key(tenant, key));
+    if (!record.ok()) return record.status();
+    if (!record->has_value()) return nullptr;
+    reads_.push_back(**std::move(record));
+    return reads_.back().mutable_key();
+  }
+
+  // The key, or NOT_FOUND naming what is missing (its tenant, or the key).
+  absl::StatusOr<internal::Key*> RequireKey(const std::string& tenant,
+                                            const std::string& key) {
+    if (absl::Status s = RequireTenant(tenant); !s.ok()) return s;
+    auto found = FindKey(tenant, key);
+    if (!found.ok()) return found.status();
+    if (*found == nullptr) {
+      return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
+    }
+    return *found;
+  }
+
+  absl::StatusOr<bool> HasToken(const std::string& tenant, const std::string& id) {
+    auto record = storage_.Read(RecordName::Token(tenant, id));
+    if (!record.ok()) return record.status();
+    return record->has_value();
+  }
+
+  void PutTenant(const std::string& tenant) {
+    internal::Record record;
+    record.mutable_tenant()->set_name(tenant);
+    changes_.emplace_back(RecordName::Tenant(tenant), std::move(record));
+  }
+  void PutKey(const std::string& tenant, const internal::Key& key) {
+    internal::Record record;
+    *record.mutable_key() = key;
+    changes_.emplace_back(RecordName::Key(tenant, key.name()), std::move(record));
+  }
+  void PutToken(const std::string& tenant, const internal::Token& token) {
+    internal::Record record;
+    *record.mutable_token() = token;
+    changes_.emplace_back(RecordName::Token(tenant, token.id()), std::move(record));
+  }
+  void Delete(RecordName name) { changes_.emplace_back(std::move(name), std::nullopt); }
+
+  std::vector<RecordChange> TakeChanges() { return std::move(changes_); }
+
+ private:
+  StorageTransaction& storage_;
+  std::deque<internal::Record> reads_;
+  std::vector<RecordChange> changes_;
+};
+
+struct Keystore::State : public StorageListener {
+  State(std::unique_ptr<KeystoreStorage> s, KeystoreOpenOptions o)
+      : storage(std::move(s)), options(std::move(o)), snapshot(Snapshot::Empty()) {}
+
+  // StorageListener: the store's thread tells us what changed.
+  void Reload(const KeystoreContents& contents) override {
+    absl::MutexLock lock(&mu);
+    auto next = Snapshot::Build(contents, std::atomic_load(&snapshot).get());
+    if (!next.ok()) {
+      Log("keystore_reload_refused", "error").Add("error", next.status().message());
+      return;
+    }
+    Publish(*std::move(next));
+  }
+
+  void Apply(const std::vector<RecordChange>& changes, uint64_t revision) override {
+    absl::MutexLock lock(&mu);
+    auto current = std::atomic_load(&snapshot);
+    auto next = current->With(changes, revision);
+    if (!next.ok()) {
+      // Only a hand edit of the store can get here; the rest of the keystore goes on.
+      Log("keystore_change_refused", "error")
+          .Add("revision", static_cast<int64_t>(revision))
+          .Add("error", next.status().message());
+      next = current->With({}, revision);
+    }
+    Publish(*std::move(next));
+  }
+
+  void Reachable(bool now, absl::string_view why) override {
+    {
+      absl::MutexLock lock(&mu);
+      unreachable_because = now ? "" : std::string(why);
+      if (reachable == now) return;
+      reachable = now;
+    }
+    if (now) {
+      Log("keystore_reachable").Add("store", storage->Describe());
+    } else {
+      Log("keystore_unreachable", "warning")
+          .Add("store", storage->Describe())
+          .Add("error", why)
+          .Add("detail", "serving from the last snapshot; admin calls fail until it is back");
+    }
+    if (options.on_writable) options.on_writable(now);
+  }
+
+  void Publish(std::shared_ptr<const Snapshot> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::atomic_store(&snapshot, std::move(next));
+    generation = std::atomic_load(&snapshot)->generation();
+  }
+
+  // Prepare, Load, Follow: the whole of opening, once.
+  absl::Status TryLoad() {
+    auto rewrapped = storage->Prepare(options.create);
+    if (!rewrapped.ok()) return rewrapped.status();
+    auto contents = storage->Load();
+    if (!contents.ok()) return contents.status();
+    auto built = Snapshot::Build(*contents, nullptr);
+    if (!built.ok()) return built.status();
+    {
+      absl::MutexLock lock(&mu);
+      Publish(*std::move(built));
+      rewrapped_at_open = *rewrapped;
+      loaded = true;
+      loaded_fast.store(true, std::memory_order_release);
+      reachable = true;
+    }
+    storage->Follow(contents->generation, this);
+    return absl::OkStatus();
+  }
+
+  // keep_trying: the background loader, with backoff, until loaded or stopped.
+  void KeepTrying(absl::Status first) {
+    absl::Duration backoff = absl::Milliseconds(200);
+    std::string logged(first.message());
+    while (!stopping.WaitForNotificationWithTimeout(backoff)) {
+      absl::Status s = TryLoad();
+      if (s.ok()) {
+        Log("keystore_loaded")
+            .Add("store", storage->Describe())
+            .Add("generation", static_cast<int64_t>(std::atomic_load(&snapshot)->generation()));
+        if (options.on_writable) options.on_writable(true);
+        return;
+      }
+      if (!absl::IsUnavailable(s)) {
+        Log("keystore_failed", "error").Add("store", storage->Describe()).Add("error", s.message());
+        if (options.on_failure) options.on_failure(s);
+        return;
+      }
+      {
+        absl::MutexLock lock(&mu);
+        not_loaded_because = std::string(s.message());
+      }
+      if (s.message() != logged) {  // one line per distinct error, not per attempt
+        logged = std::string(s.message());
+        Log("keystore_unavailable", "warning")
+            .Add("store", storage->Describe())
+            .Add("error", s.message());
+      }
+      backoff = std::min(backoff * 2, absl::Seconds(5));
+    }
+  }
+
+  bool WaitForGeneration(uint64_t target) {
+    absl::MutexLock lock(&mu);
+    auto reached = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return generation >= target;
+    };
+    return mu.AwaitWithTimeout(absl::Condition(&reached), kVisibleWithin);
+  }
+
+  absl::Mutex& WriterLock(const RecordName& name) {
+    return writers[std::hash<std::string>()(name.ToString()) % writers.size()];
+  }
+
+  const std::unique_ptr<KeystoreStorage> storage;
+  const KeystoreOpenOptions options;
+  // Read and written only with std::atomic_load / std::atomic_store; replaced only
+  // with `mu` held.
   std::shared_ptr<const Snapshot> snapshot;
+  absl::Mutex mu;
+  uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+  bool loaded ABSL_GUARDED_BY(mu) = false;
+  std::atomic<bool> loaded_fast{false};  // `loaded`, for the data plane's every call
+  bool reachable ABSL_GUARDED_BY(mu) = false;
+  bool rewrapped_at_open ABSL_GUARDED_BY(mu) = false;
+  std::string not_loaded_because ABSL_GUARDED_BY(mu);
+  std::string unreachable_because ABSL_GUARDED_BY(mu);
+  std::array<absl::Mutex, 64> writers;
+  absl::Notification stopping;
+  std::thread loader;
 };
 
 Keystore::Keystore(std::unique_ptr<State> state) : state_(std::move(state)) {}
-Keystore::~Keystore() = default;
 
-absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(KeystoreOptions options) {
-  if (options.kek.size() != kKekBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the KEK must be ", kKekBytes, " bytes, not ", options.kek.size()));
-  }
-  if (!options.previous_kek.empty() && options.previous_kek.size() != kKekBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the previous KEK must be ", kKekBytes, " bytes, not ", options.previous_kek.size()));
-  }
-  if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
+Keystore::~Keystore() {
+  state_->stopping.Notify();
+  if (state_->loader.joinable()) state_->loader.join();
+  state_->storage->Stop();
+}
+
+absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(
+    std::unique_ptr<KeystoreStorage> storage, KeystoreOpenOptions options) {
   std::unique_ptr<Keystore> keystore(
-      new Keystore(std::make_unique<State>(std::move(options))));
-  const State& s = *keystore->state_;
-
-  absl::StatusOr<FileRead> read = ReadFile(s.path);
-  if (absl::IsNotFound(read.status()) && s.options.create_if_missing) {
-    if (absl::Status made = MakeDirectories(s.options.data_dir, 0700); !made.ok()) {
-      return made;
-    }
-    auto lock = FileLock::Acquire(s.lock_path);
-    if (!lock.ok()) return lock.status();
-    read = ReadFile(s.path);  // another replica may have created it meanwhile
-    if (absl::IsNotFound(read.status())) {
-      KeystoreContents empty;
-      empty.generation = 1;
-      auto bytes = SealKeystore(s.options.kek, empty);
-      if (!bytes.ok()) return bytes.status();
-      auto written =
-          ReplaceFile(s.path, *bytes, s.options.fail_before_rename_for_testing);
-      if (!written.ok()) return written.status();
-      read = ReadFile(s.path);
-    }
+      new Keystore(std::make_unique<State>(std::move(storage), std::move(options))));
+  State& s = *keystore->state_;
+  absl::Status loaded = s.TryLoad();
+  if (loaded.ok()) return keystore;
+  if (!absl::IsUnavailable(loaded) || !s.options.keep_trying) return loaded;
+  {
+    absl::MutexLock lock(&s.mu);
+    s.not_loaded_because = std::string(loaded.message());
   }
-  if (absl::IsNotFound(read.status())) {
-    return absl::NotFoundError(absl::StrCat("keystore ", s.path, " does not exist"));
-  }
-  if (!read.ok()) return read.status();
-  if (absl::Status loaded = keystore->Load(*read); !loaded.ok()) return loaded;
-  if (&keystore->KekFor(*read) != &s.options.kek) {
-    // Under the previous KEK: rewrite it under the current one now (a change with
-    // nothing changed), so the previous KEK can be retired once every replica runs
-    // with the current one.
-    auto rewrapped = keystore->Commit([](internal::KeystoreFile&) { return absl::OkStatus(); });
-    if (!rewrapped.ok()) return rewrapped.status();
-    keystore->state_->rewrapped_at_open = true;
-  }
+  Log("keystore_unavailable", "warning")
+      .Add("store", s.storage->Describe())
+      .Add("error", loaded.message())
+      .Add("detail", "retrying in the background; nothing is served until it loads");
+  s.loader = std::thread([&s, loaded] { s.KeepTrying(loaded); });
   return keystore;
 }
 
-bool Keystore::rewrapped_at_open() const { return state_->rewrapped_at_open; }
-
-const crypto::SecretBytes& Keystore::KekFor(const FileRead& read) const {
-  const KeystoreOptions& options = state_->options;
-  if (!options.previous_kek.empty() && WrittenWithKek(options.previous_kek, read.bytes)) {
-    return options.previous_kek;
-  }
-  return options.kek;  // or neither: opening then says "a different KEK"
+bool Keystore::rewrapped_at_open() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->rewrapped_at_open;
 }
 
 std::shared_ptr<const Snapshot> Keystore::snapshot() const {
   return std::atomic_load(&state_->snapshot);
 }
 
-absl::Status Keystore::Load(const FileRead& read) {
-  auto contents = OpenKeystore(KekFor(read), read.bytes, state_->path);
-  if (!contents.ok()) return contents.status();
-  auto next = Snapshot::Build(*contents, snapshot().get());
-  if (!next.ok()) return next.status();
-  std::atomic_store(&state_->snapshot, *std::move(next));
-  state_->loaded = read.identity;
-  return absl::OkStatus();
+absl::Status Keystore::Loaded() const {
+  if (state_->loaded_fast.load(std::memory_order_acquire)) return absl::OkStatus();
+  absl::MutexLock lock(&state_->mu);
+  if (state_->loaded) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("the ", state_->storage->Describe(),
+                                             " is not loaded yet: ",
+                                             state_->not_loaded_because));
 }
 
-absl::Status Keystore::ReloadIfChanged() {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto header = ReadFile(state_->path, kKeystoreHeaderBytes);
-  if (!header.ok()) return header.status();
-  // The generation catches what the identity alone could miss: a reused inode
-  // number with the same size and a coarse mtime.
-  auto generation = PeekGeneration(header->bytes, state_->path);
-  if (generation.ok() && *generation == snapshot()->generation() &&
-      header->identity == state_->loaded) {
-    return absl::OkStatus();
+absl::Status Keystore::Writable() const {
+  if (absl::Status s = Loaded(); !s.ok()) return s;
+  absl::MutexLock lock(&state_->mu);
+  if (state_->reachable) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("the ", state_->storage->Describe(),
+                                             " is unreachable: ",
+                                             state_->unreachable_because));
+}
+
+absl::Status Keystore::Refresh() {
+  if (absl::Status s = Loaded(); !s.ok()) return s;
+  return state_->storage->Refresh();
+}
+
+std::string Keystore::Describe() const { return state_->storage->Describe(); }
+
+absl::Status Keystore::Update(const RecordName& lock,
+                              const std::function<absl::Status(Transaction&)>& change) {
+  if (absl::Status s = Writable(); !s.ok()) return s;
+  absl::MutexLock writer(&state_->WriterLock(lock));
+  thread_local std::minstd_rand jitter(std::random_device{}());
+  for (int attempt = 1;; ++attempt) {
+    auto storage_txn = state_->storage->Begin();
+    if (!storage_txn.ok()) return storage_txn.status();
+    Transaction txn(**storage_txn);
+    if (absl::Status s = change(txn); !s.ok()) return s;
+    absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(txn.TakeChanges());
+    if (committed.ok()) {
+      if (!state_->WaitForGeneration(*committed)) {
+        Log("keystore_change_not_seen", "warning")
+            .Add("store", state_->storage->Describe())
+            .Add("revision", static_cast<int64_t>(*committed))
+            .Add("detail", "committed, but not yet in this replica's snapshot");
+      }
+      return absl::OkStatus();
+    }
+    if (!absl::IsAborted(committed.status())) return committed.status();
+    if (attempt == kMaxAttempts) {
+      return absl::AbortedError(absl::StrCat(
+          "the change to ", lock.ToString(), " lost ", kMaxAttempts,
+          " races with other writers of the keystore; try again"));
+    }
+    // Randomized backoff, so the writers that lost this round do not collide again.
+    const int64_t cap_us = std::min<int64_t>(50'000, 500 << std::min(attempt, 7));
+    absl::SleepFor(absl::Microseconds(std::uniform_int_distribution<int64_t>(0, cap_us)(jitter)));
   }
-  auto read = ReadFile(state_->path);
-  if (!read.ok()) return read.status();
-  return Load(*read);
 }
 
-// The file, not memory, is the truth: every change re-reads it under the flock,
-// which costs one small decryption and keeps key material out of long-lived
-// protobuf strings (the snapshot holds it in SecretBytes).
-absl::StatusOr<std::shared_ptr<const Snapshot>> Keystore::Commit(
-    const std::function<absl::Status(internal::KeystoreFile&)>& change) {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto file_lock = FileLock::Acquire(state_->lock_path);
-  if (!file_lock.ok()) return file_lock.status();
-  auto read = ReadFile(state_->path);
-  if (!read.ok()) return read.status();
-  auto contents = OpenKeystore(KekFor(*read), read->bytes, state_->path);
-  if (!contents.ok()) return contents.status();
-  if (absl::Status changed = change(contents->file); !changed.ok()) return changed;
-  ++contents->generation;
-  auto next = Snapshot::Build(*contents, snapshot().get());
-  if (!next.ok()) return next.status();
-  auto bytes = SealKeystore(state_->options.kek, *contents);
-  if (!bytes.ok()) return bytes.status();
-  auto written =
-      ReplaceFile(state_->path, *bytes, state_->options.fail_before_rename_for_testing);
-  if (!written.ok()) return written.status();
-  std::atomic_store(&state_->snapshot, *next);
-  state_->loaded = *written;
-  return *next;
+absl::StatusOr<v1::Key> Keystore::UpdateKey(
+    const std::string& tenant, const std::string& key,
+    const std::function<absl::Status(internal::Key&)>& change) {
+  if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
+  v1::Key result;
+  absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
+    auto k = txn.RequireKey(tenant, key);
+    if (!k.ok()) return k.status();
+    if (absl::Status changed = change(**k); !changed.ok()) return changed;
+    txn.PutKey(tenant, **k);
+    result = PublicKey(tenant, **k);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return result;
 }
 
 absl::StatusOr<v1::Tenant> Keystore::CreateTenant(const std::string& name) {
   if (absl::Status s = ValidateTenantName(name); !s.ok()) return s;
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    if (FindTenant(file, name).ok()) {
+  absl::Status s = Update(RecordName::Tenant(name), [&](Transaction& txn) {
+    auto exists = txn.HasTenant(name);
+    if (!exists.ok()) return exists.status();
+    if (*exists) {
       return absl::AlreadyExistsError(absl::StrCat("tenant ", name, " already exists"));
     }
-    file.add_tenants()->set_name(name);
+    txn.PutTenant(name);
     return absl::OkStatus();
   });
-  if (!snap.ok()) return snap.status();
-  return (*snap)->FindTenant(name)->ToProto();
+  if (!s.ok()) return s;
+  v1::Tenant tenant;
+  tenant.set_name(name);
+  return tenant;
 }
 
 absl::Status Keystore::DeleteTenant(const std::string& name) {
   if (absl::Status s = ValidateTenantName(name); !s.ok()) return s;
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto& tenants = *file.mutable_tenants();
-    for (auto it = tenants.begin(); it != tenants.end(); ++it) {
-      if (it->name() != name) continue;
-      for (internal::Key& key : *it->mutable_keys()) {
-        for (internal::KeyVersion& v : *key.mutable_versions()) WipeMaterial(v);
-      }
-      tenants.erase(it);
-      return absl::OkStatus();
-    }
-    return absl::NotFoundError(absl::StrCat("tenant ", name, " not found"));
+  return Update(RecordName::Tenant(name), [&](Transaction& txn) {
+    if (absl::Status s = txn.RequireTenant(name); !s.ok()) return s;
+    txn.Delete(RecordName::Tenant(name));
+    return absl::OkStatus();
   });
-  return snap.status();
 }
 
 absl::StatusOr<std::vector<v1::Tenant>> Keystore::ListTenants() const {
   std::vector<v1::Tenant> out;
   for (const auto& [name, tenant] : snapshot()->tenants()) {
-    out.push_back(tenant.ToProto());
+    out.push_back(tenant->ToProto());
   }
   return out;
 }
@@ -306,38 +483,39 @@ absl::StatusOr<v1::IssueTokenResponse> Keystore::IssueToken(
   info.set_id(token->id);
   info.set_description(description);
   info.set_create_time_unix(NowUnix());
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto t = FindTenant(file, tenant);
-    if (!t.ok()) return t.status();
-    internal::Token* stored = (*t)->add_tokens();
-    stored->set_id(info.id());
-    stored->set_sha256(token->sha256);
-    stored->set_description(info.description());
-    stored->set_create_time_unix(info.create_time_unix());
+  absl::Status s = Update(RecordName::Token(tenant, info.id()), [&](Transaction& txn) {
+    if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    // Conditions the commit on the id being unused (64 random bits: it always is).
+    auto taken = txn.HasToken(tenant, info.id());
+    if (!taken.ok()) return taken.status();
+    if (*taken) return absl::AbortedError("token id collision");
+    internal::Token stored;
+    stored.set_id(info.id());
+    stored.set_sha256(token->sha256);
+    stored.set_description(info.description());
+    stored.set_create_time_unix(info.create_time_unix());
+    txn.PutToken(tenant, stored);
     return absl::OkStatus();
   });
-  if (!snap.ok()) return snap.status();
+  if (!s.ok()) return s;
   return response;
 }
 
 absl::Status Keystore::RevokeToken(const std::string& tenant,
                                    const std::string& token_id) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto t = FindTenant(file, tenant);
-    if (!t.ok()) return t.status();
-    auto& tokens = *(*t)->mutable_tokens();
-    for (auto it = tokens.begin(); it != tokens.end(); ++it) {
-      if (it->id() == token_id) {
-        tokens.erase(it);
-        return absl::OkStatus();
-      }
-    }
-    // Not echoed: a token pasted in place of its id must not reach a log.
-    return absl::NotFoundError(
-        absl::StrCat("tenant ", tenant, " has no token with that id"));
+  // Not echoed: a token pasted in place of its id must not reach a log.
+  const absl::Status no_such_token =
+      absl::NotFoundError(absl::StrCat("tenant ", tenant, " has no token with that id"));
+  if (token_id.empty() || token_id.size() > 64) return no_such_token;
+  return Update(RecordName::Token(tenant, token_id), [&](Transaction& txn) {
+    if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    auto exists = txn.HasToken(tenant, token_id);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return no_such_token;
+    txn.Delete(RecordName::Token(tenant, token_id));
+    return absl::OkStatus();
   });
-  return snap.status();
 }
 
 absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
@@ -350,18 +528,27 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
   }
   auto material = RandomMaterial(algorithm);
   if (!material.ok()) return material.status();
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto t = FindTenant(file, tenant);
-    if (!t.ok()) return t.status();
-    if (FindKeyIn(**t, key) != nullptr) {
+  v1::Key result;
+  absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
+    if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    auto existing = txn.FindKey(tenant, key);
+    if (!existing.ok()) return existing.status();
+    if (*existing != nullptr) {
       return absl::AlreadyExistsError(
           absl::StrCat("key ", tenant, "/", key, " already exists"));
     }
-    AddPrimaryVersion(*AddKey(**t, key, algorithm), material->span(),
-                      /*imported=*/false);
+    internal::Record record;
+    internal::Key& created = *record.mutable_key();
+    created.set_name(key);
+    created.set_algorithm(algorithm);
+    AddPrimaryVersion(created, material->span(), /*imported=*/false);
+    txn.PutKey(tenant, created);
+    result = PublicKey(tenant, created);
+    WipeRecord(record);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
+  if (!s.ok()) return s;
+  return result;
 }
 
 absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
@@ -375,44 +562,51 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     return absl::InvalidArgumentError(
         absl::StrCat("key material must be 16 or 32 bytes, not ", material.size()));
   }
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto t = FindTenant(file, tenant);
-    if (!t.ok()) return t.status();
-    internal::Key* existing = FindKeyIn(**t, key);
-    if (existing != nullptr && existing->algorithm() != algorithm) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "key ", tenant, "/", key, " is ", v1::Algorithm_Name(existing->algorithm()),
-          " (", MaterialBytes(existing->algorithm()), "-byte material), not ",
-          material.size(), " bytes"));
+  v1::Key result;
+  absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
+    if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    auto existing = txn.FindKey(tenant, key);
+    if (!existing.ok()) return existing.status();
+    internal::Record record;
+    internal::Key& imported = *record.mutable_key();
+    if (*existing != nullptr) {
+      if ((*existing)->algorithm() != algorithm) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("key ", tenant, "/", key, " is ",
+                         v1::Algorithm_Name((*existing)->algorithm()), " (",
+                         MaterialBytes((*existing)->algorithm()), "-byte material), not ",
+                         material.size(), " bytes"));
+      }
+      imported = **existing;
+    } else {
+      imported.set_name(key);
+      imported.set_algorithm(algorithm);
     }
-    AddPrimaryVersion(existing ? *existing : *AddKey(**t, key, algorithm), material,
-                      /*imported=*/true);
+    AddPrimaryVersion(imported, material, /*imported=*/true);
+    txn.PutKey(tenant, imported);
+    result = PublicKey(tenant, imported);
+    WipeRecord(record);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
+  if (!s.ok()) return s;
+  return result;
 }
 
 absl::StatusOr<v1::Key> Keystore::RotateKey(const std::string& tenant,
                                             const std::string& key) {
-  if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto k = FindKey(file, tenant, key);
-    if (!k.ok()) return k.status();
-    auto material = RandomMaterial((*k)->algorithm());
+  return UpdateKey(tenant, key, [&](internal::Key& k) {
+    auto material = RandomMaterial(k.algorithm());
     if (!material.ok()) return material.status();
-    AddPrimaryVersion(**k, material->span(), /*imported=*/false);
+    AddPrimaryVersion(k, material->span(), /*imported=*/false);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
 }
 
 absl::StatusOr<v1::Key> Keystore::GetKey(const std::string& tenant,
                                          const std::string& key) const {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   auto snap = snapshot();
-  if (snap->FindTenant(tenant) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("tenant ", tenant, " not found"));
-  }
+  if (snap->FindTenant(tenant) == nullptr) return TenantNotFound(tenant);
   const KeyEntry* entry = snap->FindKey(tenant, key);
   if (entry == nullptr) {
     return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
@@ -424,77 +618,65 @@ absl::StatusOr<std::vector<v1::Key>> Keystore::ListKeys(const std::string& tenan
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   auto snap = snapshot();
   const TenantEntry* entry = snap->FindTenant(tenant);
-  if (entry == nullptr) {
-    return absl::NotFoundError(absl::StrCat("tenant ", tenant, " not found"));
-  }
+  if (entry == nullptr) return TenantNotFound(tenant);
   std::vector<v1::Key> out;
-  for (const auto& [name, key] : entry->keys) out.push_back(key.ToProto());
+  for (const auto& [name, key] : entry->keys) out.push_back(key->ToProto());
   return out;
 }
 
 absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& tenant,
                                                           const std::string& key,
                                                           uint32_t version) {
-  if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   if (version == 0) {
+    if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("the minimum decryption version must be >= 1");
   }
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto k = FindKey(file, tenant, key);
-    if (!k.ok()) return k.status();
-    if (version > (*k)->primary_version()) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) {
+    if (version > k.primary_version()) {
       return absl::FailedPreconditionError(
           absl::StrCat("the minimum decryption version ", version,
-                       " would be above the primary version ", (*k)->primary_version(),
+                       " would be above the primary version ", k.primary_version(),
                        " of key ", tenant, "/", key, "; rotate first"));
     }
-    (*k)->set_min_decryption_version(version);
+    k.set_min_decryption_version(version);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
 }
 
 absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
                                                   const std::string& key,
                                                   uint32_t version,
                                                   v1::KeyVersionState state) {
-  if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   if (state != v1::ENABLED && state != v1::DISABLED) {
+    if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("a version can only be set ENABLED or DISABLED");
   }
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto k = FindKey(file, tenant, key);
-    if (!k.ok()) return k.status();
-    auto v = FindVersion(**k, version);
+  return UpdateKey(tenant, key, [&](internal::Key& k) {
+    auto v = FindVersion(k, version);
     if (!v.ok()) return v.status();
     if ((*v)->state() == v1::DESTROYED) {
       return absl::FailedPreconditionError(absl::StrCat(
           "version ", version, " of key ", tenant, "/", key, " is destroyed"));
     }
-    if (state == v1::DISABLED && version == (*k)->primary_version()) {
-      return RotateFirst(**k, version);
+    if (state == v1::DISABLED && version == k.primary_version()) {
+      return RotateFirst(k, version);
     }
     (*v)->set_state(state);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
 }
 
 absl::StatusOr<v1::Key> Keystore::DestroyVersion(const std::string& tenant,
                                                  const std::string& key,
                                                  uint32_t version) {
-  if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
-  auto snap = Commit([&](internal::KeystoreFile& file) {
-    auto k = FindKey(file, tenant, key);
-    if (!k.ok()) return k.status();
-    auto v = FindVersion(**k, version);
+  return UpdateKey(tenant, key, [&](internal::Key& k) {
+    auto v = FindVersion(k, version);
     if (!v.ok()) return v.status();
-    if (version == (*k)->primary_version()) return RotateFirst(**k, version);
+    if (version == k.primary_version()) return RotateFirst(k, version);
     WipeMaterial(**v);
     (*v)->set_state(v1::DESTROYED);
     return absl::OkStatus();
   });
-  return KeyIn(snap, tenant, key);
 }
 
 }  // namespace sealbox::server

@@ -1,9 +1,11 @@
-// The keystore: every tenant, token hash and key version, persisted as one file in
-// the data directory, wrapped under the KEK, and held in memory as an immutable
-// snapshot that is swapped atomically. Readers (the data plane) never take a lock.
+// The keystore: every tenant, token hash and key version, wrapped under the KEK in a
+// store (a file, or etcd shared by replicas), and held in memory as an immutable
+// snapshot that is swapped atomically. Readers (the data plane) never take a lock
+// and never wait on the store.
 //
-//   server/keystore/keystore_file.h  the file's envelope (format, KEK, fingerprint)
-//   server/keystore/durable_file.h   temp + fsync + rename + fsync dir, flock
+//   server/keystore/storage.h        the seam: records, transactions, following
+//   server/keystore/file_storage.h   the file backend
+//   server/keystore/etcd/            the etcd backend
 //   server/keystore/snapshot.h       the in-memory view: KeyEntry, Snapshot
 //   server/keystore/names.h          what tenant and key names may be
 //   server/keystore/tokens.h         bearer tokens
@@ -19,55 +21,61 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/snapshot.h"
+#include "server/keystore/storage.h"
 
 namespace sealbox::server {
 
-struct FileRead;
-
-struct KeystoreOptions {
-  std::string data_dir;            // the file is <data_dir>/keystore.sbx
-  crypto::SecretBytes kek;         // 32 bytes
-  // While the KEK is being changed: the one before it (32 bytes), or empty. A file
-  // still under it is read with it and, at Open, written again under `kek`; every
-  // write is under `kek`.
-  crypto::SecretBytes previous_kek;
-  bool create_if_missing = false;  // also creates data_dir (0700)
-  // Tests only: called after the temp file is written and synced, before the rename;
-  // returning true makes the write fail there.
-  std::function<bool()> fail_before_rename_for_testing;
+struct KeystoreOpenOptions {
+  // Create an empty keystore if the store has none (--init).
+  bool create = false;
+  // While the store cannot be reached (UNAVAILABLE), keep trying in the background
+  // instead of failing Open; until loaded, Loaded() says why nothing is served.
+  bool keep_trying = false;
+  // keep_trying only: called once, from the loading thread, when loading then fails
+  // for a reason retrying cannot fix (a wrong KEK, no keystore, damage).
+  std::function<void(const absl::Status&)> on_failure;
+  // Called, from the store's thread, whenever Writable() changes.
+  std::function<void(bool writable)> on_writable;
 };
 
 class Keystore {
  public:
-  // Loads the keystore. Errors, with clear messages, never touching the file: a
-  // KEK that is not 32 bytes (INVALID_ARGUMENT), a missing file (NOT_FOUND, unless
-  // create_if_missing: then an empty keystore is written, generation 1), a wrong KEK
-  // (FAILED_PRECONDITION; the file records a KEK fingerprint), a damaged or truncated
-  // file (DATA_LOSS). A file under `previous_kek` is rewrapped under `kek` at once.
-  static absl::StatusOr<std::unique_ptr<Keystore>> Open(KeystoreOptions options);
+  // Opens the keystore kept in `storage`: Prepare (creating or rewrapping), then
+  // Load, then Follow. Errors, with clear messages: NOT_FOUND (no keystore and no
+  // `create`), FAILED_PRECONDITION (a different KEK), DATA_LOSS (damage),
+  // UNAVAILABLE (the store cannot be reached, unless `keep_trying`).
+  static absl::StatusOr<std::unique_ptr<Keystore>> Open(
+      std::unique_ptr<KeystoreStorage> storage, KeystoreOpenOptions options = {});
 
-  // Whether Open found the file under the previous KEK and rewrote it under the
+  // Whether opening found records under the previous KEK and rewrote them under the
   // current one.
   bool rewrapped_at_open() const;
 
-  // The current snapshot. Lock-free for readers.
+  // The current snapshot (empty until loaded). Lock-free for readers.
   std::shared_ptr<const Snapshot> snapshot() const;
 
-  // Reloads if the file on disk changed (another replica wrote it). Cheap when it
-  // did not: it reads the 64-byte header and compares the generation and the file's
-  // identity. A file that fails to load keeps the old snapshot and returns the error.
-  absl::Status ReloadIfChanged();
+  // OK once loaded; UNAVAILABLE, saying why, before.
+  absl::Status Loaded() const;
+  // OK while loaded and the store can be reached; UNAVAILABLE, saying why, when not.
+  absl::Status Writable() const;
 
-  // Admin operations. Each one: takes an exclusive lock on the file (flock), reads
-  // the file (another process may have changed it), validates and applies the
-  // change, writes a new file (temp + fsync + rename + fsync dir), then swaps the
-  // snapshot. A failed write leaves the old file and snapshot. Errors:
-  // INVALID_ARGUMENT (bad names, bad material), NOT_FOUND, ALREADY_EXISTS,
-  // FAILED_PRECONDITION (e.g. destroying the primary version). Messages never carry
-  // key material or tokens.
+  // Brings the snapshot up to date with the store as it is now (a file another
+  // process changed, etcd changes not yet seen), before returning.
+  absl::Status Refresh();
+
+  // Names the store, for logs and messages.
+  std::string Describe() const;
+
+  // Admin operations. Each one is a transaction on the store: reads the records it
+  // needs, validates, and commits the change only if none of them changed meanwhile
+  // (another replica's change in between is retried from a fresh read, a bounded
+  // number of times, then ABORTED). It returns once the change is committed and in
+  // this keystore's snapshot. Errors: INVALID_ARGUMENT (bad names, bad material),
+  // NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION (e.g. destroying the primary
+  // version), UNAVAILABLE (the store cannot be reached). Messages never carry key
+  // material or tokens.
   absl::StatusOr<v1::Tenant> CreateTenant(const std::string& name);
   absl::Status DeleteTenant(const std::string& name);
   absl::StatusOr<std::vector<v1::Tenant>> ListTenants() const;
@@ -98,13 +106,18 @@ class Keystore {
   ~Keystore();
 
  private:
+  class Transaction;
   struct State;
   explicit Keystore(std::unique_ptr<State> state);
 
-  absl::Status Load(const FileRead& read);
-  const crypto::SecretBytes& KekFor(const FileRead& read) const;
-  absl::StatusOr<std::shared_ptr<const Snapshot>> Commit(
-      const std::function<absl::Status(internal::KeystoreFile&)>& change);
+  // Runs `change` in transactions until one commits (or fails for good); `lock`
+  // names the record it changes, so writers of one record in this process take
+  // turns instead of racing each other through the store.
+  absl::Status Update(const RecordName& lock,
+                      const std::function<absl::Status(Transaction&)>& change);
+  // Updates one key: `change` gets it (NOT_FOUND when it or its tenant is missing).
+  absl::StatusOr<v1::Key> UpdateKey(const std::string& tenant, const std::string& key,
+                                    const std::function<absl::Status(internal::Key&)>& change);
 
   std::unique_ptr<State> state_;
 };

@@ -1,8 +1,6 @@
 #include "server/keystore/keystore_file.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cstring>
@@ -10,15 +8,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/format/hkdf.h"
+#include "server/keystore/kek.h"
 
 namespace sealbox::server {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'B', 'X', 'K', 'E', 'Y', 'S', '\n'};
 constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kFingerprintBytes = 16;
-constexpr size_t kSaltBytes = 16;
+constexpr size_t kFingerprintBytes = kKekFingerprintBytes;
+constexpr size_t kSaltBytes = kKekSaltBytes;
 constexpr size_t kNonceBytes = 12;
 constexpr size_t kTagBytes = 16;
 constexpr size_t kVersionAt = 8, kGenerationAt = 12, kFingerprintAt = 20, kSaltAt = 36,
@@ -39,40 +37,14 @@ absl::Status Damaged(absl::string_view path) {
   return absl::DataLossError(absl::StrCat("keystore ", path, " is damaged"));
 }
 
-absl::Status CheckKek(const crypto::SecretBytes& kek) {
-  if (kek.size() != kKekBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the KEK must be ", kKekBytes, " bytes, not ", kek.size()));
-  }
-  return absl::OkStatus();
-}
-
-void Fingerprint(const crypto::SecretBytes& kek, uint8_t out[kFingerprintBytes]) {
-  static constexpr char kLabel[] = "sealbox/v1/kek-fingerprint";
-  uint8_t mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_bytes = 0;
-  HMAC(EVP_sha256(), kek.data(), kek.size(), reinterpret_cast<const uint8_t*>(kLabel),
-       sizeof(kLabel) - 1, mac, &mac_bytes);
-  std::memcpy(out, mac, kFingerprintBytes);
-}
-
 // Whether a (checked) header carries `kek`'s fingerprint. Constant time.
-bool FingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* header) {
-  uint8_t fingerprint[kFingerprintBytes];
-  Fingerprint(kek, fingerprint);
-  return CRYPTO_memcmp(fingerprint, header + kFingerprintAt, kFingerprintBytes) == 0;
+bool HeaderFingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* header) {
+  return FingerprintMatches(kek, header + kFingerprintAt);
 }
 
-// The AES-256-GCM key for one write: HKDF-SHA256(KEK, salt, "sealbox/v1/keystore").
-absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
+absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> FileWrappingKey(
     const crypto::SecretBytes& kek, const uint8_t* salt) {
-  static constexpr char kInfo[] = "sealbox/v1/keystore";
-  auto key = crypto::HkdfSha256(
-      kek.span(), absl::MakeConstSpan(salt, kSaltBytes),
-      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(kInfo), sizeof(kInfo) - 1),
-      32);
-  if (!key.ok()) return key.status();
-  return crypto::ExpandedKey::Create(key->span());
+  return WrappingKey(kek, absl::MakeConstSpan(salt, kSaltBytes), "sealbox/v1/keystore");
 }
 
 // Checks the magic and the format version of a header.
@@ -118,11 +90,12 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
   std::memcpy(header, kMagic, sizeof(kMagic));
   PutBigEndian(kFormatVersion, 4, header + kVersionAt);
   PutBigEndian(contents.generation, 8, header + kGenerationAt);
-  Fingerprint(kek, header + kFingerprintAt);
+  const KekFingerprint fingerprint = FingerprintOf(kek);
+  std::memcpy(header + kFingerprintAt, fingerprint.data(), fingerprint.size());
   if (RAND_bytes(header + kSaltAt, kSaltBytes + kNonceBytes) != 1) {
     return absl::InternalError("RAND_bytes failed");
   }
-  auto key = WrappingKey(kek, header + kSaltAt);
+  auto key = FileWrappingKey(kek, header + kSaltAt);
   if (!key.ok()) return key.status();
   absl::Span<uint8_t> body = absl::MakeSpan(out).subspan(kKeystoreHeaderBytes);
   absl::Status sealed =
@@ -135,7 +108,7 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
 
 bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope) {
   if (!CheckKek(kek).ok() || !CheckHeader(envelope, "").ok()) return false;
-  return FingerprintMatches(kek, envelope.data());
+  return HeaderFingerprintMatches(kek, envelope.data());
 }
 
 absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
@@ -145,11 +118,11 @@ absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
   if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
   const uint8_t* header = envelope.data();
-  if (!FingerprintMatches(kek, header)) {
+  if (!HeaderFingerprintMatches(kek, header)) {
     return absl::FailedPreconditionError(
         absl::StrCat("keystore ", path, " was written with a different KEK"));
   }
-  auto key = WrappingKey(kek, header + kSaltAt);
+  auto key = FileWrappingKey(kek, header + kSaltAt);
   if (!key.ok()) return key.status();
   absl::Span<const uint8_t> body = envelope.subspan(kKeystoreHeaderBytes);
   crypto::SecretBytes plaintext(body.size() - kTagBytes);

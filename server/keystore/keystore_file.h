@@ -28,10 +28,10 @@
 #include "absl/types/span.h"
 #include "crypto/format/secret_bytes.h"
 #include "sealbox/internal/keystore_file.pb.h"
+#include "server/keystore/kek.h"
 
 namespace sealbox::server {
 
-inline constexpr size_t kKekBytes = 32;
 inline constexpr size_t kKeystoreHeaderBytes = 64;
 
 // The decrypted file. Wipes its key material when it goes away.

@@ -2,6 +2,9 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "server/keystore/tokens.h"
 
@@ -12,11 +15,8 @@ bool SameBytes(const crypto::SecretBytes& a, const crypto::SecretBytes& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// The previous snapshot's sealing epoch for `key`, if it is still the right one.
-std::shared_ptr<SealingEpoch> ReusableEpoch(const KeyEntry& key,
-                                            const Snapshot* previous) {
-  const KeyEntry* old =
-      previous == nullptr ? nullptr : previous->FindKey(key.tenant, key.name);
+// `old`'s sealing epoch for `key`, if it is still the right one.
+std::shared_ptr<SealingEpoch> ReusableEpoch(const KeyEntry& key, const KeyEntry* old) {
   if (old == nullptr || old->sealing == nullptr ||
       old->primary_version != key.primary_version) {
     return nullptr;
@@ -27,16 +27,17 @@ std::shared_ptr<SealingEpoch> ReusableEpoch(const KeyEntry& key,
   return old->sealing;
 }
 
-absl::StatusOr<KeyEntry> BuildKey(const std::string& tenant, const internal::Key& key,
-                                  const Snapshot* previous) {
-  KeyEntry entry;
-  entry.tenant = tenant;
-  entry.name = key.name();
-  entry.algorithm = key.algorithm();
-  entry.primary_version = key.primary_version();
-  entry.min_decryption_version = key.min_decryption_version();
+absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tenant,
+                                                         const internal::Key& key,
+                                                         const KeyEntry* old) {
+  auto entry = std::make_shared<KeyEntry>();
+  entry->tenant = tenant;
+  entry->name = key.name();
+  entry->algorithm = key.algorithm();
+  entry->primary_version = key.primary_version();
+  entry->min_decryption_version = key.min_decryption_version();
   for (const internal::KeyVersion& v : key.versions()) {
-    KeyVersionEntry& version = entry.versions[v.version()];
+    KeyVersionEntry& version = entry->versions[v.version()];
     version.version = v.version();
     version.state = v.state();
     version.imported = v.imported();
@@ -46,16 +47,16 @@ absl::StatusOr<KeyEntry> BuildKey(const std::string& tenant, const internal::Key
           reinterpret_cast<const uint8_t*>(v.material().data()), v.material().size()));
     }
   }
-  auto primary = entry.versions.find(entry.primary_version);
-  if (primary == entry.versions.end() || primary->second.material == nullptr) {
+  auto primary = entry->versions.find(entry->primary_version);
+  if (primary == entry->versions.end() || primary->second.material == nullptr) {
     return absl::DataLossError(
         absl::StrCat("key ", tenant, "/", key.name(), " has no usable primary version"));
   }
-  entry.sealing = ReusableEpoch(entry, previous);
-  if (entry.sealing == nullptr) {
-    entry.sealing = std::make_shared<SealingEpoch>(
+  entry->sealing = ReusableEpoch(*entry, old);
+  if (entry->sealing == nullptr) {
+    entry->sealing = std::make_shared<SealingEpoch>(
         primary->second.material,
-        crypto::KeyContext{tenant, key.name(), entry.primary_version});
+        crypto::KeyContext{tenant, key.name(), entry->primary_version});
   }
   return entry;
 }
@@ -105,27 +106,129 @@ v1::Tenant TenantEntry::ToProto() const {
   return tenant;
 }
 
-absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(
-    const KeystoreContents& contents, const Snapshot* previous) {
-  std::shared_ptr<Snapshot> snapshot(new Snapshot());
-  snapshot->generation_ = contents.generation;
-  for (const internal::Tenant& t : contents.file.tenants()) {
-    TenantEntry& tenant = snapshot->tenants_[t.name()];
-    tenant.name = t.name();
-    for (const internal::Token& token : t.tokens()) {
-      v1::TokenInfo& info = tenant.tokens.emplace_back();
+// Applies changes to a copy of a snapshot, copying a tenant (its map of key pointers)
+// or the token index only the first time a change touches it.
+class Snapshot::Editor {
+ public:
+  // Starts from `base`; sealing epochs are reused from `epochs` (may be null).
+  Editor(const Snapshot& base, const Snapshot* epochs)
+      : epochs_(epochs), next_(new Snapshot(base)) {}
+
+  absl::Status Apply(const RecordChange& change) {
+    const RecordName& name = change.name;
+    if (name.kind == RecordName::Kind::kTenant) {
+      if (change.value.has_value()) {
+        if (next_->tenants_.count(name.tenant) == 0) {
+          auto tenant = std::make_shared<TenantEntry>();
+          tenant->name = name.tenant;
+          next_->tenants_[name.tenant] = tenant;
+          mutable_tenants_[name.tenant] = tenant.get();
+        }
+      } else {
+        auto it = next_->tenants_.find(name.tenant);
+        if (it != next_->tenants_.end()) {
+          for (const auto& [id, sha256] : it->second->token_sha256_by_id) {
+            MutableTokenIndex().erase(sha256);
+          }
+          next_->tenants_.erase(it);
+          mutable_tenants_.erase(name.tenant);
+        }
+      }
+      return absl::OkStatus();
+    }
+    TenantEntry* tenant = MutableTenant(name.tenant);
+    if (tenant == nullptr) return absl::OkStatus();  // an orphan: see With()
+    if (name.kind == RecordName::Kind::kKey) {
+      if (!change.value.has_value()) {
+        tenant->keys.erase(name.name);
+        return absl::OkStatus();
+      }
+      const KeyEntry* old = epochs_ == nullptr ? nullptr : epochs_->FindKey(name.tenant, name.name);
+      auto key = BuildKey(name.tenant, change.value->key(), old);
+      if (!key.ok()) return key.status();
+      tenant->keys[name.name] = *std::move(key);
+      return absl::OkStatus();
+    }
+    RemoveToken(*tenant, name.name);
+    if (change.value.has_value()) {
+      const internal::Token& token = change.value->token();
+      v1::TokenInfo& info = tenant->tokens.emplace_back();
       info.set_id(token.id());
       info.set_description(token.description());
       info.set_create_time_unix(token.create_time_unix());
-      snapshot->tenant_by_token_sha256_[token.sha256()] = t.name();
+      tenant->token_sha256_by_id[token.id()] = token.sha256();
+      MutableTokenIndex()[token.sha256()] = name.tenant;
     }
-    for (const internal::Key& k : t.keys()) {
-      auto key = BuildKey(t.name(), k, previous);
-      if (!key.ok()) return key.status();
-      tenant.keys.emplace(k.name(), *std::move(key));
-    }
+    return absl::OkStatus();
   }
-  return snapshot;
+
+  std::shared_ptr<const Snapshot> Finish(uint64_t generation) {
+    next_->generation_ = generation;
+    if (token_index_ != nullptr) next_->tenant_by_token_sha256_ = std::move(token_index_);
+    if (next_->tenant_by_token_sha256_ == nullptr) {
+      next_->tenant_by_token_sha256_ = std::make_shared<const TokenIndex>();
+    }
+    return std::move(next_);
+  }
+
+ private:
+  TenantEntry* MutableTenant(const std::string& name) {
+    auto mutable_it = mutable_tenants_.find(name);
+    if (mutable_it != mutable_tenants_.end()) return mutable_it->second;
+    auto it = next_->tenants_.find(name);
+    if (it == next_->tenants_.end()) return nullptr;
+    auto copy = std::make_shared<TenantEntry>(*it->second);
+    it->second = copy;
+    mutable_tenants_[name] = copy.get();
+    return copy.get();
+  }
+
+  TokenIndex& MutableTokenIndex() {
+    if (token_index_ == nullptr) {
+      token_index_ = next_->tenant_by_token_sha256_ == nullptr
+                         ? std::make_shared<TokenIndex>()
+                         : std::make_shared<TokenIndex>(*next_->tenant_by_token_sha256_);
+    }
+    return *token_index_;
+  }
+
+  void RemoveToken(TenantEntry& tenant, const std::string& id) {
+    auto it = tenant.token_sha256_by_id.find(id);
+    if (it == tenant.token_sha256_by_id.end()) return;
+    MutableTokenIndex().erase(it->second);
+    tenant.token_sha256_by_id.erase(it);
+    tenant.tokens.erase(std::remove_if(tenant.tokens.begin(), tenant.tokens.end(),
+                                       [&](const v1::TokenInfo& t) { return t.id() == id; }),
+                        tenant.tokens.end());
+  }
+
+  const Snapshot* epochs_;
+  std::shared_ptr<Snapshot> next_;
+  // Tenants this edit made or copied, so it may change them in place.
+  std::map<std::string, TenantEntry*, std::less<>> mutable_tenants_;
+  std::shared_ptr<TokenIndex> token_index_;  // the copy, once a token changed
+};
+
+std::shared_ptr<const Snapshot> Snapshot::Empty() {
+  return Editor(Snapshot(), nullptr).Finish(0);
+}
+
+absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(
+    const KeystoreContents& contents, const Snapshot* previous) {
+  Editor editor(Snapshot(), previous);
+  for (const RecordChange& record : RecordsOf(contents.file)) {
+    if (absl::Status s = editor.Apply(record); !s.ok()) return s;
+  }
+  return editor.Finish(contents.generation);
+}
+
+absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::With(
+    const std::vector<RecordChange>& changes, uint64_t generation) const {
+  Editor editor(*this, this);
+  for (const RecordChange& change : changes) {
+    if (absl::Status s = editor.Apply(change); !s.ok()) return s;
+  }
+  return editor.Finish(generation);
 }
 
 // A map keyed by the token's SHA-256 rather than a constant-time scan over every
@@ -134,8 +237,8 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(
 // not help find a token, whose 256 random bits a preimage search cannot reach. So the
 // secret itself is never compared, and the hot path stays O(log n).
 absl::StatusOr<std::string> Snapshot::TenantForToken(absl::string_view token) const {
-  auto it = tenant_by_token_sha256_.find(TokenSha256(token));
-  if (it == tenant_by_token_sha256_.end()) return absl::NotFoundError("unknown token");
+  auto it = tenant_by_token_sha256_->find(TokenSha256(token));
+  if (it == tenant_by_token_sha256_->end()) return absl::NotFoundError("unknown token");
   return it->second;
 }
 
@@ -144,12 +247,12 @@ const KeyEntry* Snapshot::FindKey(absl::string_view tenant,
   const TenantEntry* entry = FindTenant(tenant);
   if (entry == nullptr) return nullptr;
   auto it = entry->keys.find(name);
-  return it == entry->keys.end() ? nullptr : &it->second;
+  return it == entry->keys.end() ? nullptr : it->second.get();
 }
 
 const TenantEntry* Snapshot::FindTenant(absl::string_view name) const {
   auto it = tenants_.find(name);
-  return it == tenants_.end() ? nullptr : &it->second;
+  return it == tenants_.end() ? nullptr : it->second.get();
 }
 
 }  // namespace sealbox::server

@@ -1,5 +1,7 @@
-// An immutable, in-memory view of the whole keystore, built from the decrypted file.
-// The data plane reads it without a lock; the keystore swaps in a new one per change.
+// An immutable, in-memory view of the whole keystore. The data plane reads it without
+// a lock; the keystore swaps in a new one per change. A new snapshot shares every
+// tenant and key that did not change with the one before it, so a change costs about
+// the size of the tenant it touches, not of the keystore.
 #ifndef SEALBOX_SERVER_KEYSTORE_SNAPSHOT_H_
 #define SEALBOX_SERVER_KEYSTORE_SNAPSHOT_H_
 
@@ -17,6 +19,7 @@
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/sealing_epoch.h"
+#include "server/keystore/storage.h"
 
 namespace sealbox::server {
 
@@ -54,7 +57,8 @@ struct KeyEntry {
 struct TenantEntry {
   std::string name;
   std::vector<v1::TokenInfo> tokens;  // live tokens, never the secrets
-  std::map<std::string, KeyEntry, std::less<>> keys;
+  std::map<std::string, std::string> token_sha256_by_id;
+  std::map<std::string, std::shared_ptr<const KeyEntry>, std::less<>> keys;
 
   v1::Tenant ToProto() const;
 };
@@ -62,10 +66,19 @@ struct TenantEntry {
 // An immutable view of the whole keystore.
 class Snapshot {
  public:
+  // An empty keystore at generation 0: what a keystore serves before it has loaded.
+  static std::shared_ptr<const Snapshot> Empty();
+
   // Builds the view of `contents`, reusing sealing subkeys from `previous` (may be
   // null) where the key's primary version and its material are unchanged.
   static absl::StatusOr<std::shared_ptr<const Snapshot>> Build(
       const KeystoreContents& contents, const Snapshot* previous);
+
+  // This view with `changes` applied, at `generation`. A key or token whose tenant is
+  // not there is left out (it can only come from an edit of the store by hand). On
+  // error (a key without a usable primary version) nothing is applied.
+  absl::StatusOr<std::shared_ptr<const Snapshot>> With(
+      const std::vector<RecordChange>& changes, uint64_t generation) const;
 
   // The tenant whose token this is, or NOT_FOUND. Looked up by the token's SHA-256,
   // so the timing of the lookup depends only on that hash (see snapshot.cc).
@@ -77,21 +90,24 @@ class Snapshot {
   // The tenant `name`, or nullptr.
   const TenantEntry* FindTenant(absl::string_view name) const;
 
+  using TenantMap = std::map<std::string, std::shared_ptr<const TenantEntry>, std::less<>>;
   // Every tenant, by name.
-  const std::map<std::string, TenantEntry, std::less<>>& tenants() const {
-    return tenants_;
-  }
+  const TenantMap& tenants() const { return tenants_; }
 
-  // Monotonic, +1 per committed change; stored in the file.
+  // Grows with every committed change: the file's generation (+1 per change), or the
+  // etcd revision the snapshot is at.
   uint64_t generation() const { return generation_; }
 
  private:
+  // SHA-256 of every live token -> its tenant.
+  using TokenIndex = std::map<std::string, std::string, std::less<>>;
+  class Editor;
+
   Snapshot() = default;
 
   uint64_t generation_ = 0;
-  std::map<std::string, TenantEntry, std::less<>> tenants_;
-  // SHA-256 of every live token -> its tenant.
-  std::map<std::string, std::string, std::less<>> tenant_by_token_sha256_;
+  TenantMap tenants_;
+  std::shared_ptr<const TokenIndex> tenant_by_token_sha256_;
 };
 
 }  // namespace sealbox::server

@@ -40,6 +40,7 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "server/keystore/file_storage.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/snapshot.h"
@@ -194,10 +195,12 @@ std::vector<uint8_t> ReadWholeFile(const std::string& path) {
 
 std::unique_ptr<server::Keystore> OpenFresh(const std::string& dir,
                                             const crypto::SecretBytes& kek) {
-  server::KeystoreOptions options;
+  server::FileStorageOptions options;
   options.data_dir = dir;
   options.kek = kek.Clone();
-  auto keystore = server::Keystore::Open(std::move(options));
+  auto storage = server::FileStorage::Create(std::move(options));
+  if (!storage.ok()) Fail("FileStorage::Create", storage.status());
+  auto keystore = server::Keystore::Open(*std::move(storage));
   if (!keystore.ok()) Fail("Keystore::Open", keystore.status());
   return *std::move(keystore);
 }
@@ -298,7 +301,7 @@ int Run() {
   std::vector<const server::KeyEntry*> all_keys;
   all_keys.reserve(keys);
   for (const auto& [tenant_name, tenant] : snapshot->tenants()) {
-    for (const auto& [key_name, key] : tenant.keys) all_keys.push_back(&key);
+    for (const auto& [key_name, key] : tenant->keys) all_keys.push_back(key.get());
   }
   const int seal_keys =
       std::clamp<int64_t>(absl::GetFlag(FLAGS_seal_keys), 1, all_keys.size());

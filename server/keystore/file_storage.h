@@ -1,0 +1,84 @@
+// The file backend: the whole keystore in one KEK-wrapped file, <data_dir>/keystore.sbx
+// (keystore_file.h draws it). The embedded default: dev mode, one replica, tests.
+//
+// A transaction holds an exclusive flock on <data_dir>/keystore.lock, reads and
+// decrypts the file, and commits by writing a whole new file (temp + fsync + rename +
+// fsync dir, durable_file.h), so a crash leaves the old keystore or the new one.
+// Other processes' writes are found by polling the file's header.
+#ifndef SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
+#define SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "crypto/format/secret_bytes.h"
+#include "server/keystore/durable_file.h"
+#include "server/keystore/storage.h"
+
+namespace sealbox::server {
+
+struct FileStorageOptions {
+  std::string data_dir;
+  crypto::SecretBytes kek;  // 32 bytes
+  // While the KEK is being changed: the one before it (32 bytes), or empty. A file
+  // still under it is read with it and, at Prepare, written again under `kek`.
+  crypto::SecretBytes previous_kek;
+  // How often Follow looks for another process's write.
+  absl::Duration poll_interval = absl::Seconds(1);
+  // Tests only: called after the temp file is written and synced, before the rename;
+  // returning true makes the write fail there.
+  std::function<bool()> fail_before_rename_for_testing;
+};
+
+class FileStorage : public KeystoreStorage {
+ public:
+  // INVALID_ARGUMENT for a KEK that is not 32 bytes or no data directory.
+  static absl::StatusOr<std::unique_ptr<FileStorage>> Create(FileStorageOptions options);
+  ~FileStorage() override;
+
+  std::string Describe() const override;
+  // A missing file is NOT_FOUND "keystore <path> does not exist", unless `create`:
+  // then the directory (0700) and an empty keystore at generation 1 are made.
+  absl::StatusOr<bool> Prepare(bool create) override;
+  absl::StatusOr<KeystoreContents> Load() override;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin() override;
+  void Follow(uint64_t revision, StorageListener* listener) override;
+  // Reloads if the file changed. Cheap when it did not: it reads the 64-byte header
+  // and compares the generation and the file's identity. A file that fails to load
+  // leaves the listener's keystore as it was and returns the error.
+  absl::Status Refresh() override;
+  void Stop() override;
+
+  // Writes `contents` as a new keystore, for --export-keystore; ALREADY_EXISTS when
+  // the data directory already holds one.
+  absl::Status WriteNew(const KeystoreContents& contents);
+
+ private:
+  class Transaction;
+  explicit FileStorage(FileStorageOptions options);
+
+  const crypto::SecretBytes& KekFor(absl::Span<const uint8_t> file) const;
+  absl::StatusOr<KeystoreContents> Open(const FileRead& read) const;
+  // Writes `contents` under the current KEK; with `mu_` and the flock held.
+  absl::StatusOr<FileIdentity> Write(const KeystoreContents& contents);
+
+  const FileStorageOptions options_;
+  const std::string path_;
+  const std::string lock_path_;
+  // One transaction or reload at a time in this process; the flock excludes others.
+  std::mutex mu_;
+  FileIdentity loaded_;        // the file the listener's keystore came from; mu_
+  uint64_t loaded_generation_ = 0;  // mu_
+  StorageListener* listener_ = nullptr;  // set once by Follow
+  absl::Notification stopping_;
+  std::thread poller_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
