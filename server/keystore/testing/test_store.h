@@ -13,10 +13,15 @@
 #include "crypto/format/secret_bytes.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/storage.h"
+#include "server/keystore/testing/etcd_cluster.h"
 
 namespace sealbox::server::testing {
 
 crypto::SecretBytes RandomKek();
+
+// The etcd server every etcd store of this test binary lives on, started on first
+// use; null if it could not start.
+EtcdCluster* SharedEtcd();
 
 class TestStore {
  public:

@@ -1,0 +1,120 @@
+// The etcd backend: several replicas share one keystore kept in etcd, one etcd key
+// per record under a prefix (layout.h), each value wrapped under the KEK and bound to
+// its etcd key (record_envelope.h).
+//
+//   - A transaction reads records by Range and commits as one etcd Txn conditioned
+//     on the mod_revision of every record it read (compare-and-swap): of two racing
+//     replicas, one commits and the other is told ABORTED and starts over.
+//   - Load pages through the prefix with Range at one revision.
+//   - Follow watches the prefix from the revision after the one loaded; a watch
+//     that is compacted away reloads everything at one revision.
+//   - etcd down: what is loaded keeps serving; Reachable(false) tells the keystore,
+//     and the watch resumes from the last revision seen once etcd is back.
+#ifndef SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
+#define SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "crypto/format/secret_bytes.h"
+#include "server/keystore/etcd/etcd_client.h"
+#include "server/keystore/etcd/layout.h"
+#include "server/keystore/storage.h"
+
+namespace sealbox::server::etcd {
+
+struct EtcdStorageOptions {
+  EtcdOptions etcd;
+  std::string prefix = "/sealbox/";
+  crypto::SecretBytes kek;  // 32 bytes
+  // While the KEK is being changed: the one before it, or empty. Records still under
+  // it are read with it and, at Prepare, written again under `kek`.
+  crypto::SecretBytes previous_kek;
+  // Records per Range page when loading.
+  int page_size = 2000;
+};
+
+class EtcdStorage : public KeystoreStorage {
+ public:
+  // INVALID_ARGUMENT for a KEK that is not 32 bytes, a bad endpoint or an empty
+  // prefix. Does not connect yet.
+  static absl::StatusOr<std::unique_ptr<EtcdStorage>> Create(EtcdStorageOptions options);
+  ~EtcdStorage() override;
+
+  // "etcd keystore /sealbox/ at 10.0.0.1:2379,10.0.0.2:2379"
+  std::string Describe() const override;
+  // No marker: NOT_FOUND, unless `create`, which writes one if the prefix is empty
+  // (and refuses a prefix that holds anything else).
+  absl::StatusOr<bool> Prepare(bool create) override;
+  absl::StatusOr<KeystoreContents> Load() override;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin() override;
+  void Follow(uint64_t revision, StorageListener* listener) override;
+  // Loads everything at etcd's current revision and hands it to the listener if it
+  // is newer than what the watch has delivered. A whole load: for tests and tools.
+  absl::Status Refresh() override;
+  void Stop() override;
+
+  // For --migrate-keystore: writes a whole keystore under an empty prefix, its marker
+  // last, so no server ever sees it half-written. FAILED_PRECONDITION when the prefix
+  // holds anything.
+  absl::Status Import(const KeystoreContents& contents);
+
+ private:
+  class Transaction;
+  // What a Txn wrote first, to tell after a failure in flight whether it committed.
+  struct Written {
+    std::string key;
+    std::optional<std::string> value;  // nullopt: deleted
+  };
+
+  explicit EtcdStorage(EtcdStorageOptions options, std::unique_ptr<EtcdClient> client);
+
+  // The key-value at `key`, or nullopt; `revision` gets the revision read at.
+  absl::StatusOr<std::optional<mvccpb::KeyValue>> Get(const std::string& key,
+                                                      int64_t* revision = nullptr);
+  absl::StatusOr<int64_t> CountUnderPrefix();
+  // Unwraps a record with whichever KEK wrote it, and checks that it is the record
+  // its etcd key names.
+  absl::StatusOr<internal::Record> Decode(const mvccpb::KeyValue& kv,
+                                          const std::optional<RecordName>& name) const;
+  const crypto::SecretBytes& KekFor(absl::string_view value) const;
+  absl::Status NoKeystore() const;
+  absl::Status DifferentKek() const;
+  absl::StatusOr<std::string> Seal(const std::string& key,
+                                   const internal::Record& record) const;
+  // Commits a Txn: its revision, ABORTED when a compare failed, UNAVAILABLE when etcd
+  // did not answer (saying whether the change may have been made).
+  absl::StatusOr<uint64_t> Commit(const etcdserverpb::TxnRequest& txn,
+                                  const std::optional<Written>& written);
+  absl::StatusOr<bool> Rewrap();
+
+  void WatchLoop();
+  // One watch stream, until it ends: OUT_OF_RANGE when compacted away, else why.
+  absl::Status WatchOnce(bool& created);
+  void HandleEvents(const etcdserverpb::WatchResponse& response);
+  // Hands `changes` at `revision` to the listener unless it has seen that revision.
+  void Deliver(const std::vector<RecordChange>& changes, uint64_t revision);
+  absl::Status ReloadAll(absl::string_view reason);
+
+  const EtcdStorageOptions options_;
+  const std::unique_ptr<EtcdClient> client_;
+  const Layout layout_;
+
+  absl::Mutex deliver_mu_;
+  StorageListener* listener_ ABSL_GUARDED_BY(deliver_mu_) = nullptr;
+  uint64_t delivered_ ABSL_GUARDED_BY(deliver_mu_) = 0;
+
+  absl::Mutex stream_mu_;
+  grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(stream_mu_) = nullptr;
+  absl::Notification stopping_;
+  std::thread watcher_;
+};
+
+}  // namespace sealbox::server::etcd
+
+#endif  // SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
