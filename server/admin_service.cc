@@ -23,7 +23,7 @@ template <typename Operation>
 grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context,
                                             const char* method, Operation operation) {
   const absl::Time started = absl::Now();
-  absl::Status status = authenticator_->Admin(*context, *keystore_->snapshot());
+  absl::Status status = authenticator_->Admin(*context, keystore_->snapshot());
   // Admin calls change the store or report on it: none while it cannot be reached.
   if (status.ok()) status = keystore_->Writable();
   if (status.ok()) status = operation();

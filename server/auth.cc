@@ -49,16 +49,20 @@ std::optional<std::string> CertificateName(const grpc::ServerContextBase& contex
 // nothing usable about any token.
 Authenticator::Authenticator(const std::string& admin_token,
                              std::map<std::string, std::string> cert_tenants,
-                             AuthFailureLimiter* limiter, Metrics* metrics)
-    : limiter_(limiter), metrics_(metrics), cert_tenants_(std::move(cert_tenants)) {
+                             AuthFailureLimiter* limiter, Metrics* metrics,
+                             CatchUp catch_up)
+    : limiter_(limiter),
+      metrics_(metrics),
+      cert_tenants_(std::move(cert_tenants)),
+      catch_up_(std::move(catch_up)) {
   if (!admin_token.empty()) admin_token_sha256_ = Sha256(admin_token);
 }
 
 Authenticator::Verdict Authenticator::Limited(
     const grpc::ServerContextBase& context, const char* plane,
-    Verdict (Authenticator::*check)(const grpc::ServerContextBase&, const Snapshot&)
-        const,
-    const Snapshot& snapshot) const {
+    Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
+                                    std::shared_ptr<const Snapshot>&) const,
+    std::shared_ptr<const Snapshot>& snapshot) const {
   const std::string address = limiter_ != nullptr ? PeerAddress(context.peer()) : "";
   if (limiter_ != nullptr) {
     if (absl::Status limited = limiter_->Check(address); !limited.ok()) {
@@ -84,22 +88,32 @@ Authenticator::Verdict Authenticator::Limited(
 }
 
 absl::StatusOr<std::string> Authenticator::Tenant(
-    const grpc::ServerContextBase& context, const Snapshot& snapshot) const {
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
   Verdict verdict = Limited(context, "data", &Authenticator::CheckTenant, snapshot);
   if (!verdict.status.ok()) return verdict.status;
   return std::move(verdict.tenant);
 }
 
 absl::Status Authenticator::Admin(const grpc::ServerContextBase& context,
-                                  const Snapshot& snapshot) const {
+                                  std::shared_ptr<const Snapshot> snapshot) const {
   return Limited(context, "admin", &Authenticator::CheckAdmin, snapshot).status;
 }
 
-Authenticator::Verdict Authenticator::CheckTenant(const grpc::ServerContextBase& context,
-                                                  const Snapshot& snapshot) const {
+Authenticator::Verdict Authenticator::CheckTenant(
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
   if (std::optional<std::string> token = BearerToken(context)) {
-    absl::StatusOr<std::string> tenant = snapshot.TenantForToken(*token);
+    absl::StatusOr<std::string> tenant = snapshot->TenantForToken(*token);
     if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+    // Issued a moment ago through another replica? Look once more, caught up.
+    if (catch_up_ != nullptr) {
+      if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
+        snapshot = std::move(fresher);
+        tenant = snapshot->TenantForToken(*token);
+        if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+      }
+    }
     if (admin_token_sha256_.has_value()) {
       std::array<uint8_t, 32> digest = Sha256(*token);
       if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
@@ -121,8 +135,9 @@ Authenticator::Verdict Authenticator::CheckTenant(const grpc::ServerContextBase&
           "missing"};
 }
 
-Authenticator::Verdict Authenticator::CheckAdmin(const grpc::ServerContextBase& context,
-                                                 const Snapshot& snapshot) const {
+Authenticator::Verdict Authenticator::CheckAdmin(
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
   std::optional<std::string> token = BearerToken(context);
   if (!token.has_value()) {
     return {absl::UnauthenticatedError(
@@ -135,7 +150,7 @@ Authenticator::Verdict Authenticator::CheckAdmin(const grpc::ServerContextBase& 
       return {absl::OkStatus(), ""};
     }
   }
-  if (snapshot.TenantForToken(*token).ok()) {
+  if (snapshot->TenantForToken(*token).ok()) {
     return {absl::PermissionDeniedError("admin calls need the admin token"),
             "wrong_plane"};
   }

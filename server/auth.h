@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,25 +21,32 @@ namespace sealbox::server {
 
 class Authenticator {
  public:
+  // Gives a snapshot with every change committed before the call (a token issued a
+  // moment ago through another replica), or null.
+  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
+
   // `admin_token` may be empty: then no admin calls are possible. `cert_tenants`
   // maps a client certificate's subject common name to a tenant (mTLS).
   // Failures are counted in `metrics` and, per caller address, in `limiter`, whose
   // limited addresses get RESOURCE_EXHAUSTED before any credential is looked at.
-  // Either may be null.
+  // `catch_up` is asked once about a token the snapshot does not know, before it is
+  // refused. Any of the three may be null.
   Authenticator(const std::string& admin_token,
                 std::map<std::string, std::string> cert_tenants,
-                AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr);
+                AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr,
+                CatchUp catch_up = nullptr);
 
   // The caller's tenant, from `authorization: Bearer <token>` or a mapped client
   // certificate. UNAUTHENTICATED when neither identifies a tenant (the admin token
-  // is not a tenant: PERMISSION_DENIED).
+  // is not a tenant: PERMISSION_DENIED). `snapshot` becomes the fresher one when
+  // the token was found only after catching up.
   absl::StatusOr<std::string> Tenant(const grpc::ServerContextBase& context,
-                                     const Snapshot& snapshot) const;
+                                     std::shared_ptr<const Snapshot>& snapshot) const;
 
   // OK for the admin token; UNAUTHENTICATED without a valid token,
   // PERMISSION_DENIED for a tenant token.
   absl::Status Admin(const grpc::ServerContextBase& context,
-                     const Snapshot& snapshot) const;
+                     std::shared_ptr<const Snapshot> snapshot) const;
 
  private:
   // What a credential check found, and why it failed (a metrics label).
@@ -49,19 +58,20 @@ class Authenticator {
     std::string tenant;  // when OK on the data plane
   };
   Verdict CheckTenant(const grpc::ServerContextBase& context,
-                      const Snapshot& snapshot) const;
+                      std::shared_ptr<const Snapshot>& snapshot) const;
   Verdict CheckAdmin(const grpc::ServerContextBase& context,
-                     const Snapshot& snapshot) const;
+                     std::shared_ptr<const Snapshot>& snapshot) const;
   // Applies the per-address limit around `check`, and counts its failures.
   Verdict Limited(const grpc::ServerContextBase& context, const char* plane,
                   Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
-                                                  const Snapshot&) const,
-                  const Snapshot& snapshot) const;
+                                                  std::shared_ptr<const Snapshot>&) const,
+                  std::shared_ptr<const Snapshot>& snapshot) const;
 
   AuthFailureLimiter* limiter_;
   Metrics* metrics_;
   std::optional<std::array<uint8_t, 32>> admin_token_sha256_;
   std::map<std::string, std::string> cert_tenants_;
+  CatchUp catch_up_;
 };
 
 }  // namespace sealbox::server

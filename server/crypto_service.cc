@@ -74,7 +74,8 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       authenticator_(authenticator),
       limits_(limits),
       metrics_(metrics),
-      data_plane_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key),
+      data_plane_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key,
+                  [keystore] { return keystore->CaughtUpSnapshot(); }),
       watchdog_(limits.stream_idle_timeout) {}
 
 void CryptoService::CountOpenOutcome(const absl::Status& status,
@@ -93,7 +94,7 @@ absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
   // caller as a failed authentication.
   if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
   Caller caller{keystore_->snapshot(), {}};
-  absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, *caller.snapshot);
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
   if (!tenant.ok()) return tenant.status();
   caller.tenant = *std::move(tenant);
   if (absl::Status s = CheckKeyName(key); !s.ok()) return s;

@@ -26,15 +26,40 @@ absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
 
 }  // namespace
 
-DataPlane::DataPlane(size_t max_cached_epochs, uint64_t max_decryption_failures)
-    : max_cached_epochs_(max_cached_epochs), failure_limit_(max_decryption_failures) {}
+DataPlane::DataPlane(size_t max_cached_epochs, uint64_t max_decryption_failures,
+                     CatchUp catch_up)
+    : max_cached_epochs_(max_cached_epochs),
+      failure_limit_(max_decryption_failures),
+      catch_up_(std::move(catch_up)) {}
+
+uint32_t DataPlane::VersionIn(absl::Span<const uint8_t> ciphertext) {
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  return header.ok() ? header->key_version : 0;
+}
+
+// Replicas learn of a rotation within milliseconds, but a client balancing over
+// them can seal on one and open on another within those milliseconds.
+const Snapshot& DataPlane::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                                    const std::string& key, uint32_t version,
+                                    std::shared_ptr<const Snapshot>& fresher) const {
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  if (catch_up_ == nullptr ||
+      (entry != nullptr &&
+       (entry->versions.empty() || version <= entry->versions.rbegin()->first))) {
+    return snapshot;
+  }
+  fresher = catch_up_();
+  return fresher != nullptr ? *fresher : snapshot;
+}
 
 absl::StatusOr<Sealed> DataPlane::Seal(const Snapshot& snapshot,
                                        const std::string& tenant,
                                        const std::string& key,
                                        absl::Span<const uint8_t> plaintext,
                                        absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<crypto::EpochSubkey*> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
@@ -83,7 +108,10 @@ absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
                                        const std::string& key,
                                        absl::Span<const uint8_t> ciphertext,
                                        absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+  const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
   absl::StatusOr<Opened> opened = OpenWith(*entry, ciphertext, aad);
@@ -109,9 +137,14 @@ absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
                                             const std::string& key,
                                             absl::Span<const uint8_t> ciphertext,
                                             absl::Span<const uint8_t> aad) {
-  absl::StatusOr<Opened> opened = Open(snapshot, tenant, key, ciphertext, aad);
+  // Opened and sealed again with one snapshot: never under an older primary than
+  // the ciphertext's own version.
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+  absl::StatusOr<Opened> opened = Open(current, tenant, key, ciphertext, aad);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<Sealed> sealed = Seal(snapshot, tenant, key, opened->plaintext, aad);
+  absl::StatusOr<Sealed> sealed = Seal(current, tenant, key, opened->plaintext, aad);
   // The plaintext never leaves the server; wipe it before returning.
   crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
   if (!sealed.ok()) return sealed.status();
@@ -122,7 +155,9 @@ absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlane::NewStreamSealer(
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,
     absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
-  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr ||
@@ -139,12 +174,19 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlane::NewStreamSealer
 absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlane::NewStreamOpener(
     std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
     const std::string& key, absl::Span<const uint8_t> aad) {
-  const KeyEntry* entry = snapshot->FindKey(tenant, key);
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current = CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher);
+  if (fresher != nullptr) snapshot = fresher;
+  const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
-  auto lookup = [snapshot, entry](uint32_t version)
+  auto lookup = [this, snapshot, entry, tenant, key](uint32_t version)
       -> absl::StatusOr<crypto::SecretBytes> {
-    absl::StatusOr<const KeyVersionEntry*> found = entry->VersionForOpen(version);
+    std::shared_ptr<const Snapshot> fresher;
+    const KeyEntry* current = CaughtUp(*snapshot, tenant, key, version, fresher)
+                                  .FindKey(tenant, key);
+    if (current == nullptr) current = entry;
+    absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
     return (*found)->material->Clone();
   };

@@ -4,6 +4,7 @@
 #define SEALBOX_SERVER_DATA_PLANE_H_
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -43,8 +44,13 @@ class DataPlane {
   // (other replicas' and earlier processes').
   // `max_cached_epochs` bounds the subkeys kept for opening other epochs;
   // `max_decryption_failures` (0: none) is the per-key limit of decryption_limit.h.
+  // Called when a call names a key this snapshot lacks, or a ciphertext a version
+  // newer than any of its key: most likely made through another replica a moment
+  // ago. Returns a snapshot with every change made before the call, or null.
+  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
+
   explicit DataPlane(size_t max_cached_epochs = 4096,
-                     uint64_t max_decryption_failures = 0);
+                     uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed".
@@ -87,6 +93,15 @@ class DataPlane {
  private:
   // Counts a failed open against the key's limit; logs when it is reached.
   void CountFailure(const KeyEntry& entry);
+  // `snapshot`, or the fresher one catch_up_ gives when the key is missing from it
+  // or `version` (0: none) is newer than any version of the key in it; `fresher`
+  // keeps that one alive.
+  const Snapshot& CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                           const std::string& key, uint32_t version,
+                           std::shared_ptr<const Snapshot>& fresher) const;
+  // The key version a unary ciphertext names (0 if it has no valid header).
+  static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
+
   // Open without the limit's bookkeeping.
   absl::StatusOr<Opened> OpenWith(const KeyEntry& entry,
                                   absl::Span<const uint8_t> ciphertext,
@@ -99,6 +114,7 @@ class DataPlane {
 
   const size_t max_cached_epochs_;
   DecryptionFailureLimit failure_limit_;
+  const CatchUp catch_up_;
 
   using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
   absl::Mutex mutex_;

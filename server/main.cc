@@ -21,6 +21,7 @@
 #include "crypto/kernel/secure_wipe.h"
 #include "server/dev_mode.h"
 #include "server/flag_file.h"
+#include "server/keystore_transfer.h"
 #include "server/log.h"
 #include "server/process_hardening.h"
 #include "server/server.h"
@@ -28,7 +29,29 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "host:port for gRPC. Non-loopback addresses need TLS (or "
           "--allow-insecure-listen).");
-ABSL_FLAG(std::string, data_dir, "", "Directory holding keystore.sbx (required).");
+ABSL_FLAG(std::string, data_dir, "",
+          "Directory holding keystore.sbx: the keystore in one file (one replica, or "
+          "replicas sharing a volume). Or --etcd-endpoints.");
+ABSL_FLAG(std::vector<std::string>, etcd_endpoints, {},
+          "Comma-separated HOST:PORT (or http(s)://HOST:PORT) of etcd members: the "
+          "keystore in etcd, shared by every replica pointed at it. Instead of --data-dir.");
+ABSL_FLAG(std::string, etcd_prefix, "/sealbox/",
+          "The etcd key prefix the keystore lives under; one keystore per prefix.");
+ABSL_FLAG(std::string, etcd_ca, "",
+          "PEM CA bundle to verify etcd's server certificates (TLS to etcd).");
+ABSL_FLAG(std::string, etcd_cert, "",
+          "PEM client certificate for etcd (--client-cert-auth), with --etcd-key.");
+ABSL_FLAG(std::string, etcd_key, "", "PEM private key for --etcd-cert.");
+ABSL_FLAG(std::string, etcd_user, "",
+          "etcd user (etcd auth enabled); its password from --etcd-password-file or the "
+          "environment variable SEALBOX_ETCD_PASSWORD, never a flag.");
+ABSL_FLAG(std::string, etcd_password_file, "", "File with the password of --etcd-user.");
+ABSL_FLAG(bool, migrate_keystore, false,
+          "Copy the file keystore in --data-dir into the empty --etcd-prefix of "
+          "--etcd-endpoints, read it back to verify, and exit (0 when verified).");
+ABSL_FLAG(bool, export_keystore, false,
+          "Write the etcd keystore as a new file keystore in --data-dir (a backup the "
+          "file backend can serve), read it back to verify, and exit.");
 ABSL_FLAG(std::string, kek_file, "",
           "File with the 32-byte key-encryption key (raw, or 64 hex digits), e.g. a "
           "mounted Kubernetes Secret. Alternatively the environment variable "
@@ -126,6 +149,33 @@ absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
   return kek;
 }
 
+absl::Status EtcdFromFlags(ServerConfig& config) {
+  for (const std::string& endpoint : absl::GetFlag(FLAGS_etcd_endpoints)) {
+    if (!endpoint.empty()) config.etcd.endpoints.push_back(endpoint);
+  }
+  config.etcd_prefix = absl::GetFlag(FLAGS_etcd_prefix);
+  config.etcd.ca_file = absl::GetFlag(FLAGS_etcd_ca);
+  config.etcd.cert_file = absl::GetFlag(FLAGS_etcd_cert);
+  config.etcd.key_file = absl::GetFlag(FLAGS_etcd_key);
+  config.etcd.user = absl::GetFlag(FLAGS_etcd_user);
+  const std::string password_file = absl::GetFlag(FLAGS_etcd_password_file);
+  if (!password_file.empty()) {
+    absl::StatusOr<std::string> password = ReadFlagFile(password_file, "etcd-password-file");
+    if (!password.ok()) return password.status();
+    // A trailing newline is the file's, not the password's.
+    config.etcd.password = std::string(absl::StripTrailingAsciiWhitespace(*password));
+  } else if (const char* env = std::getenv("SEALBOX_ETCD_PASSWORD")) {
+    config.etcd.password = env;
+  }
+  const bool etcd_only = !config.etcd.ca_file.empty() || !config.etcd.cert_file.empty() ||
+                         !config.etcd.user.empty();
+  if (etcd_only && config.etcd.endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd-ca, --etcd-cert and --etcd-user need --etcd-endpoints");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.limits.max_unary_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_unary_bytes));
@@ -149,6 +199,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   }
   config.listen = absl::GetFlag(FLAGS_listen);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (absl::Status s = EtcdFromFlags(config); !s.ok()) return s;
   config.create_keystore = absl::GetFlag(FLAGS_init);
   config.allow_insecure_listen = absl::GetFlag(FLAGS_allow_insecure_listen);
 
@@ -205,6 +256,28 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   return config;
 }
 
+// --migrate-keystore / --export-keystore: one copy, then exit.
+int TransferKeystore(const ServerConfig& config) {
+  const bool migrate = absl::GetFlag(FLAGS_migrate_keystore);
+  if (migrate && absl::GetFlag(FLAGS_export_keystore)) {
+    std::fprintf(stderr, "sealbox-server: --migrate-keystore or --export-keystore, not both\n");
+    return 2;
+  }
+  if (config.data_dir.empty() || !config.uses_etcd()) {
+    std::fprintf(stderr, "sealbox-server: %s needs --data-dir and --etcd-endpoints\n",
+                 migrate ? "--migrate-keystore" : "--export-keystore");
+    return 2;
+  }
+  absl::StatusOr<std::string> done =
+      migrate ? MigrateKeystoreToEtcd(config) : ExportKeystoreFromEtcd(config);
+  if (!done.ok()) {
+    std::fprintf(stderr, "sealbox-server: %s\n", std::string(done.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", done->c_str());
+  return 0;
+}
+
 int Run() {
   // Before any secret is read: no core dump may hold one.
   const CoreDumpReport core_dumps = DisableCoreDumps();
@@ -226,6 +299,9 @@ int Run() {
   if (!config.ok()) {
     std::fprintf(stderr, "sealbox-server: %s\n", std::string(config.status().message()).c_str());
     return 2;
+  }
+  if (absl::GetFlag(FLAGS_migrate_keystore) || absl::GetFlag(FLAGS_export_keystore)) {
+    return TransferKeystore(*config);
   }
   const bool dev = absl::GetFlag(FLAGS_dev);
   const std::string admin_token = config->admin_token;  // config moves into the server
@@ -290,6 +366,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "AES-GCM encryption service over gRPC.\n"
       "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
+      "  replicas:     sealbox-server --etcd-endpoints HOST:2379 --kek-file KEK ... [--init]\n"
       "  try it:       sealbox-server --dev\n"
       "Flags may be written with dashes or underscores (--data-dir, --data_dir).");
   // Abseil's --help lists only flags of a file named after the program; all of

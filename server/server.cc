@@ -14,6 +14,7 @@
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
 #include "server/bench/echo_service.h"
+#include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
 #include "server/tls_credentials.h"
 
@@ -51,7 +52,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   server->auth_limiter_ = std::make_unique<AuthFailureLimiter>(config.auth_limits);
   server->authenticator_ = std::make_unique<Authenticator>(
       config.admin_token, config.cert_tenants, server->auth_limiter_.get(),
-      &server->metrics_);
+      &server->metrics_, [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
   server->crypto_service_ = std::make_unique<CryptoService>(
       server->keystore_.get(), server->authenticator_.get(), config.limits,
       &server->metrics_);
@@ -125,8 +126,17 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   return server;
 }
 
-absl::StatusOr<std::unique_ptr<KeystoreStorage>> SealboxServer::OpenStorage(
-    const ServerConfig& config) {
+absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config) {
+  if (config.uses_etcd()) {
+    etcd::EtcdStorageOptions options;
+    options.etcd = config.etcd;
+    options.prefix = config.etcd_prefix;
+    options.kek = config.kek.Clone();
+    options.previous_kek = config.previous_kek.Clone();
+    auto storage = etcd::EtcdStorage::Create(std::move(options));
+    if (!storage.ok()) return storage.status();
+    return std::unique_ptr<KeystoreStorage>(*std::move(storage));
+  }
   FileStorageOptions file;
   file.data_dir = config.data_dir;
   file.kek = config.kek.Clone();

@@ -22,6 +22,10 @@
 
 namespace sealbox::server {
 
+// The keystore's store, as the config asks: a file, or etcd. The one place that
+// picks a backend.
+absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config);
+
 class SealboxServer {
  public:
   // Loads the keystore and starts listening. Errors name what is wrong (bad flag,
@@ -50,9 +54,6 @@ class SealboxServer {
 
  private:
   SealboxServer() = default;
-  // The keystore's store, as the config asks: a file, or etcd.
-  static absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(
-      const ServerConfig& config);
   void UpdateHealth();
   void Fail(const absl::Status& status);
 

@@ -13,7 +13,15 @@ bool IsLoopbackAddress(const std::string& host_port) {
 }
 
 absl::Status ServerConfig::Validate() const {
-  if (data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  if (data_dir.empty() && !uses_etcd()) {
+    return absl::InvalidArgumentError(
+        "say where the keystore is: --data-dir (a file) or --etcd-endpoints");
+  }
+  if (!data_dir.empty() && uses_etcd()) {
+    return absl::InvalidArgumentError(
+        "--data-dir and --etcd-endpoints name two keystores: give one (both only with "
+        "--migrate-keystore or --export-keystore)");
+  }
   if (kek.size() != 32) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the KEK must be 32 bytes (raw, or 64 hex digits); got ", kek.size(), " bytes"));

@@ -9,13 +9,18 @@
 #include "crypto/format/secret_bytes.h"
 #include "server/auth_limiter.h"
 #include "server/crypto_service.h"
+#include "server/keystore/etcd/etcd_client.h"
 
 namespace sealbox::server {
 
 // Everything the server needs, resolved from flags (main.cc) or by dev mode.
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
+  // Where the keystore is kept: a data directory (the file backend), or etcd
+  // (etcd.endpoints not empty) under etcd_prefix. Exactly one.
   std::string data_dir;
+  etcd::EtcdOptions etcd;
+  std::string etcd_prefix = "/sealbox/";
   crypto::SecretBytes kek;       // 32 bytes
   crypto::SecretBytes previous_kek;  // empty, or 32 bytes while the KEK is changed
   std::string admin_token;       // empty: admin plane unusable
@@ -48,6 +53,7 @@ struct ServerConfig {
   bool bench_echo = false;
 
   bool tls() const { return !tls_cert_file.empty(); }
+  bool uses_etcd() const { return !etcd.endpoints.empty(); }
 
   // Refuses unsafe or inconsistent settings with a message naming the flag.
   absl::Status Validate() const;

@@ -265,6 +265,11 @@ absl::Status FileStorage::Refresh() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint64_t> FileStorage::Barrier() {
+  if (absl::Status s = Refresh(); !s.ok()) return s;
+  return 0;
+}
+
 void FileStorage::Follow(uint64_t /*revision*/, StorageListener* listener) {
   {
     std::unique_lock<std::mutex> lock(mu_);

@@ -52,6 +52,7 @@ class FileStorage : public KeystoreStorage {
   // and compares the generation and the file's identity. A file that fails to load
   // leaves the listener's keystore as it was and returns the error.
   absl::Status Refresh() override;
+  absl::StatusOr<uint64_t> Barrier() override;
   void Stop() override;
 
   // Writes `contents` as a new keystore, for --export-keystore; ALREADY_EXISTS when

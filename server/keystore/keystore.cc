@@ -30,6 +30,8 @@ constexpr int kMaxAttempts = 16;
 // How long a committed change may take to reach this keystore's snapshot (etcd: its
 // watch) before the call returns anyway.
 constexpr absl::Duration kVisibleWithin = absl::Seconds(5);
+// The least time between two CatchUp barriers.
+constexpr absl::Duration kCatchUpSpacing = absl::Milliseconds(25);
 
 absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
@@ -293,12 +295,12 @@ struct Keystore::State : public StorageListener {
     }
   }
 
-  bool WaitForGeneration(uint64_t target) {
+  bool WaitForGeneration(uint64_t target, absl::Duration patience = kVisibleWithin) {
     absl::MutexLock lock(&mu);
     auto reached = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       return generation >= target;
     };
-    return mu.AwaitWithTimeout(absl::Condition(&reached), kVisibleWithin);
+    return mu.AwaitWithTimeout(absl::Condition(&reached), patience);
   }
 
   absl::Mutex& WriterLock(const RecordName& name) {
@@ -319,6 +321,12 @@ struct Keystore::State : public StorageListener {
   std::string not_loaded_because ABSL_GUARDED_BY(mu);
   std::string unreachable_because ABSL_GUARDED_BY(mu);
   std::array<absl::Mutex, 64> writers;
+  // CatchUp's barriers: tickets handed out, tickets a finished barrier covered.
+  absl::Mutex sync_mu;
+  uint64_t sync_requested ABSL_GUARDED_BY(sync_mu) = 0;
+  uint64_t sync_served ABSL_GUARDED_BY(sync_mu) = 0;
+  bool sync_running ABSL_GUARDED_BY(sync_mu) = false;
+  absl::Time sync_last_start ABSL_GUARDED_BY(sync_mu) = absl::InfinitePast();
   absl::Notification stopping;
   std::thread loader;
 };
@@ -384,6 +392,51 @@ absl::Status Keystore::Refresh() {
 }
 
 std::string Keystore::Describe() const { return state_->storage->Describe(); }
+
+absl::Status Keystore::CatchUp(absl::Duration patience) {
+  if (absl::Status s = Writable(); !s.ok()) return s;
+  const absl::Time deadline = absl::Now() + patience;
+  State& s = *state_;
+  absl::MutexLock lock(&s.sync_mu);
+  // A barrier covers the callers that came before it started, so each caller waits
+  // for one that starts after it came.
+  const uint64_t ticket = ++s.sync_requested;
+  while (s.sync_served < ticket) {
+    if (!s.sync_running) {
+      s.sync_running = true;
+      const absl::Time start = std::max(absl::Now(), s.sync_last_start + kCatchUpSpacing);
+      s.sync_mu.Unlock();
+      absl::SleepFor(start - absl::Now());
+      uint64_t covers;
+      {
+        absl::MutexLock again(&s.sync_mu);
+        covers = s.sync_requested;
+        s.sync_last_start = absl::Now();
+      }
+      absl::StatusOr<uint64_t> revision = s.storage->Barrier();
+      const bool reached =
+          revision.ok() && s.WaitForGeneration(*revision, deadline - absl::Now());
+      s.sync_mu.Lock();
+      s.sync_running = false;
+      if (!revision.ok()) return revision.status();
+      if (!reached) return absl::DeadlineExceededError("the store's changes have not arrived");
+      s.sync_served = std::max(s.sync_served, covers);
+      continue;
+    }
+    auto done = [&s, ticket]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.sync_mu) {
+      return s.sync_served >= ticket || !s.sync_running;
+    };
+    if (!s.sync_mu.AwaitWithDeadline(absl::Condition(&done), deadline)) {
+      return absl::DeadlineExceededError("the store's changes have not arrived");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const Snapshot> Keystore::CaughtUpSnapshot() {
+  if (!CatchUp().ok()) return nullptr;
+  return snapshot();
+}
 
 absl::Status Keystore::Update(const RecordName& lock,
                               const std::function<absl::Status(Transaction&)>& change) {

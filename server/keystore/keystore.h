@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/snapshot.h"
@@ -64,6 +65,16 @@ class Keystore {
   // Brings the snapshot up to date with the store as it is now (a file another
   // process changed, etcd changes not yet seen), before returning.
   absl::Status Refresh();
+
+  // Waits, at most `patience`, until this keystore's snapshot has every change
+  // committed to the store before the call: for a caller presenting something this
+  // replica does not know yet (a token issued, a key created or rotated a moment ago
+  // through another replica). Callers at the same moment share one barrier through
+  // the store, and barriers are at least 25 ms apart, so a flood of
+  // unknown names costs the store a few writes a second at most.
+  absl::Status CatchUp(absl::Duration patience = absl::Seconds(1));
+  // CatchUp, then the snapshot; null when catching up failed.
+  std::shared_ptr<const Snapshot> CaughtUpSnapshot();
 
   // Names the store, for logs and messages.
   std::string Describe() const;

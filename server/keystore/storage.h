@@ -128,6 +128,12 @@ class KeystoreStorage {
   // Brings the listener up to date with the store as it is now, before returning.
   virtual absl::Status Refresh() = 0;
 
+  // A revision at or after every change committed before the call, which the
+  // listener has been or will be told of: once the listener is there, nothing
+  // committed earlier is missing. The file backend reloads a changed file here
+  // instead and returns 0.
+  virtual absl::StatusOr<uint64_t> Barrier() = 0;
+
   // Stops following. Idempotent; the destructor calls it.
   virtual void Stop() = 0;
 };

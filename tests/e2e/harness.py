@@ -4,9 +4,16 @@ real `sealbox` CLI. Used by the end-to-end tests in this folder.
 SEALBOX_E2E_SERVER and SEALBOX_E2E_CLI, when set, are the command lines to run
 instead of the Bazel-built binaries: `tools/dev test` runs these tests against the
 arm64 build under qemu-aarch64 that way ("qemu-aarch64 -L ROOTFS .../sealbox-server").
+
+SEALBOX_E2E_BACKEND=etcd runs every Server on etcd instead of a data directory: one
+real etcd (Debian's etcd-server) started for the test process, and a prefix per
+data directory name, so servers given the same data_dir share a keystore as they do
+on the file backend.
 """
+import atexit
 import hashlib
 import importlib
+import json
 import os
 import re
 import shlex
@@ -64,6 +71,162 @@ def file_sha256(path):
     return digest.hexdigest()
 
 
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+class Pki:
+    """Certificates made by the openssl command in a temporary folder: self-signed
+    CAs, and certificates they issue (P-256, valid two days)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="sealbox-pki-", dir=os.environ.get("TEST_TMPDIR"))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def make_ca(self, name, common_name):
+        """A self-signed CA: (certificate path, key path)."""
+        cert, key = self.path(name + ".pem"), self.path(name + ".key")
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                "-subj", "/CN=" + common_name)
+        return cert, key
+
+    def issue(self, name, subject, extension, ca, ca_key):
+        """NAME.pem and NAME.key, signed by `ca`, with one extension line."""
+        key, csr, cert = self.path(name + ".key"), self.path(name + ".csr"), self.path(name + ".pem")
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", key, "-out", csr, "-subj", subject)
+        ext = self.path(name + ".ext")
+        with open(ext, "w") as f:
+            f.write(extension + "\n")
+        openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key,
+                "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext)
+        return cert, key
+
+
+ETCD_BACKEND = os.environ.get("SEALBOX_E2E_BACKEND", "file") == "etcd"
+
+
+def free_port():
+    """A loopback port free right now (the kernel's pick)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Etcd:
+    """Real etcd members on loopback ports, each with a fresh data directory: Debian's
+    etcd-server. `members` > 1 makes a cluster; a member can be killed, stopped
+    (SIGSTOP) and started again."""
+
+    def __init__(self, members=1, extra_args=()):
+        self.home = tempfile.mkdtemp(prefix="sealbox-etcd-", dir=os.environ.get("TEST_TMPDIR"))
+        self.names = [f"m{i}" for i in range(members)]
+        self.client_ports = [free_port() for _ in self.names]
+        self.peer_ports = [free_port() for _ in self.names]
+        self.extra_args = list(extra_args)
+        self.processes = [None] * members
+        self.logs = [None] * members
+        self.scheme = "http"
+
+    @property
+    def endpoints(self):
+        return ",".join(f"127.0.0.1:{port}" for port in self.client_ports)
+
+    def member_endpoint(self, i):
+        return f"127.0.0.1:{self.client_ports[i]}"
+
+    def start(self, seconds=30):
+        for i in range(len(self.names)):
+            self.start_member(i, initial=True)
+        self.wait_healthy(range(len(self.names)), seconds)
+        return self
+
+    def start_member(self, i, initial=False):
+        cluster = ",".join(f"{n}=http://127.0.0.1:{p}" for n, p in zip(self.names, self.peer_ports))
+        client_url = f"{self.scheme}://127.0.0.1:{self.client_ports[i]}"
+        peer_url = f"http://127.0.0.1:{self.peer_ports[i]}"
+        self.logs[i] = open(os.path.join(self.home, f"{self.names[i]}.log"), "a")
+        self.processes[i] = subprocess.Popen(
+            ["/usr/bin/etcd", "--name", self.names[i],
+             "--data-dir", os.path.join(self.home, self.names[i]),
+             "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
+             "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+             "--initial-cluster", cluster,
+             "--initial-cluster-state", "new" if initial else "existing",
+             "--logger", "zap", "--log-level", "warn"] + self.extra_args,
+            stdout=self.logs[i], stderr=subprocess.STDOUT)
+
+    def run_etcdctl(self, *args, endpoints=None):
+        """etcdctl (v3 API) against the cluster: the CompletedProcess."""
+        return subprocess.run(
+            ["/usr/bin/etcdctl", "--endpoints", endpoints or self.endpoints,
+             "--dial-timeout", "2s", "--command-timeout", "5s"] + self.tls_args() + list(args),
+            capture_output=True, env=dict(os.environ, ETCDCTL_API="3"), timeout=30)
+
+    def etcdctl(self, *args, endpoints=None):
+        """etcdctl's stdout; AssertionError with its stderr when it fails."""
+        result = self.run_etcdctl(*args, endpoints=endpoints)
+        if result.returncode != 0:
+            raise AssertionError(f"etcdctl {' '.join(args)}: {result.stderr.decode()}")
+        return result.stdout.decode()
+
+    def wait_healthy(self, members, seconds=30):
+        # `endpoint health` exits 0 only when every endpoint given is healthy.
+        endpoints = ",".join(self.member_endpoint(i) for i in members)
+        wait_for(lambda: self.run_etcdctl("endpoint", "health",
+                                          endpoints=endpoints).returncode == 0,
+                 "etcd is healthy", seconds)
+
+    def tls_args(self):
+        return []
+
+    def revision(self):
+        """etcd's current revision."""
+        status = json.loads(self.etcdctl("endpoint", "status", "-w", "json"))
+        return max(entry["Status"]["header"]["revision"] for entry in status)
+
+    def leader(self):
+        """The index of the member that is leader now."""
+        status = json.loads(self.etcdctl("endpoint", "status", "-w", "json"))
+        for entry in status:
+            if entry["Status"]["header"]["member_id"] == entry["Status"]["leader"]:
+                port = int(entry["Endpoint"].rsplit(":", 1)[1])
+                return self.client_ports.index(port)
+        raise AssertionError("no etcd leader")
+
+    def kill(self, i, sig=signal.SIGKILL):
+        process = self.processes[i]
+        if process and process.poll() is None:
+            process.send_signal(sig)
+            if sig in (signal.SIGKILL, signal.SIGTERM):
+                process.wait(timeout=30)
+
+    def close(self):
+        for i, process in enumerate(self.processes):
+            if process and process.poll() is None:
+                process.send_signal(signal.SIGCONT)
+                process.kill()
+                process.wait(timeout=30)
+            if self.logs[i]:
+                self.logs[i].close()
+
+
+_shared_etcd = None
+
+
+def shared_etcd():
+    """The one etcd of this test process (SEALBOX_E2E_BACKEND=etcd), started on first use."""
+    global _shared_etcd
+    if _shared_etcd is None:
+        _shared_etcd = Etcd().start()
+        atexit.register(_shared_etcd.close)
+    return _shared_etcd
+
+
 def read_status(pid, field):
     """A /proc/PID/status field in KiB (VmRSS, VmHWM)."""
     with open(f"/proc/{pid}/status") as status:
@@ -79,9 +242,13 @@ class Server:
     `kek` and `admin_token`), and one may be started again after a stop or a kill."""
 
     def __init__(self, data_dir=None, extra_args=(), kek=None, admin_token=None,
-                 wrapper=()):
+                 wrapper=(), etcd=None, prefix=None, env=None):
         self.home = tempfile.mkdtemp(prefix="sealbox-e2e-", dir=os.environ.get("TEST_TMPDIR"))
         self.data_dir = data_dir or os.path.join(self.home, "data")
+        # On etcd: this Etcd (or the shared one), under a prefix named after data_dir.
+        self.etcd = etcd or (shared_etcd() if ETCD_BACKEND else None)
+        self.prefix = prefix or (
+            "/e2e-" + hashlib.sha256(self.data_dir.encode()).hexdigest()[:16] + "/")
         self.kek_file = os.path.join(self.home, "kek")
         with open(self.kek_file, "wb") as f:
             f.write(kek or os.urandom(32))
@@ -91,6 +258,7 @@ class Server:
             f.write(self.admin_token + "\n")
         self.extra_args = list(extra_args)
         self.wrapper = list(wrapper)  # a command the server runs under (prlimit ...)
+        self.env = dict(os.environ, **(env or {}))
         self.process = None
         self.port = None
         self.metrics_port = None
@@ -101,10 +269,10 @@ class Server:
         self.log_path = os.path.join(self.home, f"server-{time.time_ns()}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
-            self.wrapper + SERVER + ["--listen", listen, "--data-dir", self.data_dir,
-             "--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
+            self.wrapper + SERVER + ["--listen", listen] + self.store_args() +
+            ["--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
              "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + seconds
         while time.time() < deadline:
             text = self.output()
@@ -121,6 +289,12 @@ class Server:
         self.process.wait()
         self.log.close()
         raise RuntimeError(f"server did not serve within {seconds} s: " + self.output())
+
+    def store_args(self):
+        """Where the keystore is: --data-dir, or etcd's endpoints and this prefix."""
+        if self.etcd is None:
+            return ["--data-dir", self.data_dir]
+        return ["--etcd-endpoints", self.etcd.endpoints, "--etcd-prefix", self.prefix]
 
     @property
     def address(self):
@@ -160,3 +334,85 @@ class Server:
         self.admin("key", "create", name, key, *extra_key_args)
         # `token issue` prints just the token on stdout (its id goes to stderr).
         return self.admin("token", "issue", name).stdout.decode().strip()
+
+
+# ---- gRPC clients with stubs generated at run time (python3-grpc-tools) ----------
+
+DEADLINE = 30  # seconds, on every call: no test waits forever
+
+
+_STUB_NAMES = ("admin_pb2", "admin_grpc", "data_pb2", "data_grpc")
+_stubs = None
+
+
+def stubs():
+    """(admin_pb2, admin_grpc, data_pb2, data_grpc), compiled on first use, so tests
+    that make no raw gRPC call need no protoc."""
+    global _stubs
+    if _stubs is None:
+        _stubs = load_stubs("admin", "data")
+    return _stubs
+
+
+def __getattr__(name):
+    """`from harness import admin_pb2` (and the other three) works too."""
+    if name in _STUB_NAMES:
+        return stubs()[_STUB_NAMES.index(name)]
+    raise AttributeError(name)
+
+
+def bearer(token):
+    return [("authorization", f"Bearer {token}")]
+
+
+class AdminClient:
+    """The admin plane of one server: admin.Method(request) with the admin token."""
+
+    def __init__(self, server):
+        import grpc
+        self.channel = grpc.insecure_channel(server.address)
+        self.stub = stubs()[1].AdminStub(self.channel)
+        self.metadata = bearer(server.admin_token)
+
+    def __getattr__(self, method):
+        call = getattr(self.stub, method)
+        return lambda request: call(request, metadata=self.metadata, timeout=DEADLINE)
+
+    def close(self):
+        self.channel.close()
+
+
+class CryptoClient:
+    """The data plane of one server; `token` may also be given per call."""
+
+    def __init__(self, address, token=None, options=()):
+        import grpc
+        self.channel = grpc.insecure_channel(address, options=list(options))
+        self.stub = stubs()[3].CryptoStub(self.channel)
+        self.metadata = bearer(token)
+
+    def seal(self, key, plaintext, aad=b"", token=None):
+        data_pb2 = stubs()[2]
+        return self.stub.Seal(data_pb2.SealRequest(key=key, plaintext=plaintext,
+                                                   associated_data=aad),
+                              metadata=bearer(token) if token else self.metadata,
+                              timeout=DEADLINE)
+
+    def open(self, key, ciphertext, aad=b"", token=None):
+        data_pb2 = stubs()[2]
+        return self.stub.Open(data_pb2.OpenRequest(key=key, ciphertext=ciphertext,
+                                                   associated_data=aad),
+                              metadata=bearer(token) if token else self.metadata,
+                              timeout=DEADLINE).plaintext
+
+    def close(self):
+        self.channel.close()
+
+
+def new_tenant(admin, name, keys=("default",)):
+    """Creates a tenant with keys; returns a token for it."""
+    admin_pb2 = stubs()[0]
+    admin.CreateTenant(admin_pb2.CreateTenantRequest(name=name))
+    for key in keys:
+        admin.CreateKey(admin_pb2.CreateKeyRequest(tenant=name, key=key))
+    return admin.IssueToken(admin_pb2.IssueTokenRequest(tenant=name)).token

@@ -474,6 +474,16 @@ absl::Status EtcdStorage::ReloadAll(absl::string_view reason) {
 
 absl::Status EtcdStorage::Refresh() { return ReloadAll(""); }
 
+absl::StatusOr<uint64_t> EtcdStorage::Barrier() {
+  etcdserverpb::TxnRequest txn;
+  Put(txn, layout_.Sync(), "");
+  // Lost in flight, it is simply written again: a barrier carries nothing.
+  auto response = client_->Txn(txn);
+  if (!response.ok()) response = client_->Txn(txn);
+  if (!response.ok()) return response.status();
+  return static_cast<uint64_t>(response->header().revision());
+}
+
 void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
   std::vector<RecordChange> changes;
   int64_t revision = 0;

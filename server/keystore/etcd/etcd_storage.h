@@ -57,6 +57,9 @@ class EtcdStorage : public KeystoreStorage {
   // Loads everything at etcd's current revision and hands it to the listener if it
   // is newer than what the watch has delivered. A whole load: for tests and tools.
   absl::Status Refresh() override;
+  // Writes the prefix's sync key: its revision is after every earlier change, and
+  // the watch delivers changes in order, this one included.
+  absl::StatusOr<uint64_t> Barrier() override;
   void Stop() override;
 
   // For --migrate-keystore: writes a whole keystore under an empty prefix, its marker

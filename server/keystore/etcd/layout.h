@@ -1,6 +1,9 @@
 // Where each record lives in etcd: one etcd key per record, under a prefix.
 //
 //   <prefix>keystore                      the marker: a keystore lives here
+//   <prefix>sync                          written (empty) by a replica catching up:
+//                                         once its watch has seen this write, it
+//                                         has every change made before
 //   <prefix>tenants/<tenant>              a tenant (only its name)
 //   <prefix>tenants/<tenant>/keys/<key>   a key, with every version
 //   <prefix>tenants/<tenant>/tokens/<id>  a token (its SHA-256, never the token)
@@ -30,6 +33,7 @@ class Layout {
   const std::string& prefix() const { return prefix_; }
   std::string prefix_end() const { return PrefixEnd(prefix_); }
   std::string Marker() const { return prefix_ + "keystore"; }
+  std::string Sync() const { return prefix_ + "sync"; }
   std::string KeyOf(const RecordName& name) const;
   // The range of a tenant's keys and tokens: [ChildrenOf, PrefixEnd(ChildrenOf)).
   std::string ChildrenOf(const std::string& tenant) const;
