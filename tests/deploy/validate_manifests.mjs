@@ -25,18 +25,35 @@ function readYaml(file) {
   return yaml.loadAll(fs.readFileSync(path.join(dir, file), "utf8")).filter(Boolean);
 }
 
-// Applies the JSON patches (RFC 6902 "replace" only) a kustomization names for `obj`.
-function applyPatches(kustomization, obj) {
+// Applies the JSON patches (RFC 6902 replace, add, remove) a kustomization names for
+// `obj`; null when a strategic-merge patch deletes it ($patch: delete).
+function applyPatches(kustomization, obj, where) {
   const copy = structuredClone(obj);
   for (const { target, patch } of kustomization.patches ?? []) {
+    const ops = yaml.load(patch);
+    if (!Array.isArray(ops)) {  // a strategic-merge patch: only whole deletions here
+      check(ops.$patch === "delete", `${where}: only "$patch: delete" merge patches are checked`);
+      if (ops.kind === obj.kind && ops.metadata.name === obj.metadata.name) return null;
+      continue;
+    }
     if (target.kind !== obj.kind || target.name !== obj.metadata.name) continue;
-    for (const op of yaml.load(patch)) {
-      check(op.op === "replace", `amd64 patch: only "replace" is checked here, not ${op.op}`);
+    for (const op of ops) {
+      check(["replace", "add", "remove"].includes(op.op), `${where}: op ${op.op} is not checked`);
       const keys = op.path.split("/").slice(1).map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
       let at = copy;
-      for (const key of keys.slice(0, -1)) at = at[key];
-      check(keys.at(-1) in at, `amd64 patch: ${op.path} does not exist`);
-      at[keys.at(-1)] = op.value;
+      for (const key of keys.slice(0, -1)) at = at?.[key];
+      const last = keys.at(-1);
+      if (op.op === "add" && Array.isArray(at)) {
+        if (last === "-") at.push(op.value); else at.splice(Number(last), 0, op.value);
+        continue;
+      }
+      check(at !== undefined && last in at, `${where}: ${op.path} does not exist`);
+      if (at === undefined) continue;
+      if (op.op === "remove") {
+        if (Array.isArray(at)) at.splice(Number(last), 1); else delete at[last];
+      } else {
+        at[last] = op.value;
+      }
     }
   }
   return copy;
@@ -78,7 +95,8 @@ for (const kind of missing) check(false, `no ${kind} in the kustomization's reso
 if (missing.length) finish();  // the checks below need every object
 const deployment = find("Deployment");
 const amd64 = applyPatches(
-  yaml.load(fs.readFileSync(path.join(dir, "amd64", "kustomization.yaml"), "utf8")), deployment);
+  yaml.load(fs.readFileSync(path.join(dir, "amd64", "kustomization.yaml"), "utf8")), deployment,
+  "amd64 overlay");
 await validate("amd64/kustomization.yaml", amd64);
 
 // 2. The settings the deployment promises (docs/OPERATIONS.md, "Kubernetes").
@@ -165,6 +183,74 @@ for (const { obj } of objects) {
         `${obj.kind} ${obj.metadata.name}: in namespace sealbox`);
 }
 
+// 3. The etcd overlay (deploy/kubernetes/etcd): the same replicas with no volume,
+//    on etcd over TLS, and a three-member etcd of its own.
+const etcdDir = path.join(dir, "etcd");
+const etcdKustomization = yaml.load(fs.readFileSync(path.join(etcdDir, "kustomization.yaml"), "utf8"));
+check(etcdKustomization.resources.includes(".."), "etcd overlay: builds on deploy/kubernetes");
+for (const file of fs.readdirSync(etcdDir).filter((f) => f.endsWith(".yaml"))) {
+  check(file === "kustomization.yaml" || etcdKustomization.resources.includes(file),
+        `etcd/${file} is not in etcd/kustomization.yaml`);
+}
+const etcdObjects = [];
+for (const { obj } of objects) {
+  const patched = applyPatches(etcdKustomization, obj, "etcd overlay");
+  if (patched) etcdObjects.push({ file: "etcd overlay", obj: patched });
+}
+for (const file of etcdKustomization.resources.filter((r) => r !== "..")) {
+  for (const obj of yaml.loadAll(fs.readFileSync(path.join(etcdDir, file), "utf8")).filter(Boolean)) {
+    etcdObjects.push({ file: `etcd/${file}`, obj });
+  }
+}
+for (const { file, obj } of etcdObjects) await validate(file, obj);
+const inEtcd = (kind, name) => etcdObjects.map((o) => o.obj).find(
+  (o) => o.kind === kind && (!name || o.metadata.name === name));
+check(!inEtcd("PersistentVolumeClaim"), "etcd overlay: no shared volume claim");
+const onEtcd = inEtcd("Deployment", "sealbox");
+const etcdPod = onEtcd.spec.template.spec;
+const etcdContainer = etcdPod.containers[0];
+const etcdFlag = (name) => etcdContainer.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+check(!etcdFlag("data-dir"), "etcd overlay: no --data-dir");
+check(!etcdPod.volumes.some((v) => v.persistentVolumeClaim || v.emptyDir || v.hostPath),
+      "etcd overlay: no volume but Secrets");
+check(etcdPod.volumes.every((v) => etcdContainer.volumeMounts.some((m) => m.name === v.name)),
+      "etcd overlay: every volume mounted");
+const statefulSet = inEtcd("StatefulSet", "etcd");
+const etcdService = inEtcd("Service", "etcd");
+check(statefulSet?.spec.replicas === 3, "etcd: three members");
+check(statefulSet?.spec.serviceName === etcdService?.metadata.name, "etcd: its headless Service");
+const endpoints = (etcdFlag("etcd-endpoints") ?? "").split(",");
+check(endpoints.length === 3 && endpoints.every((e, i) =>
+        e === `etcd-${i}.${etcdService.metadata.name}.sealbox.svc:2379`),
+      "--etcd-endpoints: the three members by their stable names");
+const clientMount = etcdContainer.volumeMounts.find((m) => m.name === "etcd-client");
+check(clientMount?.readOnly, "etcd client certificate: mounted read-only");
+for (const name of ["etcd-ca", "etcd-cert", "etcd-key"]) {
+  check(etcdFlag(name)?.startsWith(clientMount?.mountPath + "/"), `--${name}: inside the etcd-client mount`);
+}
+for (const name of ["tls-cert", "tls-key", "kek-file", "admin-token-file", "listen", "drain-seconds"]) {
+  check(etcdFlag(name) === flag(name), `etcd overlay: --${name} as in the base`);
+}
+const etcdArgs = statefulSet?.spec.template.spec.containers[0].command ?? [];
+for (const required of ["--client-cert-auth", "--peer-client-cert-auth",
+                        "--auto-compaction-mode=periodic"]) {
+  check(etcdArgs.includes(required), `etcd: ${required}`);
+}
+check(etcdArgs.some((a) => a.startsWith("--listen-client-urls=https://")), "etcd: TLS for clients");
+check(inEtcd("PodDisruptionBudget", "etcd")?.spec.minAvailable === 2, "etcd: PDB keeps a majority");
+const egress = inEtcd("NetworkPolicy", "sealbox").spec.egress;
+check(egress.some((rule) => rule.ports?.some((p) => p.port === 2379) &&
+        rule.to?.some((t) => t.podSelector?.matchLabels?.["app.kubernetes.io/name"] === "etcd")),
+      "etcd overlay: sealbox may reach etcd's client port");
+const etcdPolicy = inEtcd("NetworkPolicy", "etcd");
+check(etcdPolicy?.spec.ingress.some((rule) => rule.ports?.some((p) => p.port === 2379) &&
+        rule.from?.some((f) => f.podSelector?.matchLabels?.["app.kubernetes.io/name"] === "sealbox")),
+      "etcd: clients only from sealbox");
+for (const { obj } of etcdObjects) {
+  check(obj.kind === "Namespace" || obj.metadata.namespace === "sealbox",
+        `etcd overlay: ${obj.kind} ${obj.metadata.name}: in namespace sealbox`);
+}
+
 finish();
-console.log(`${objects.length + 1} objects valid (kubernetes-models, Kubernetes 1.34 schema); ` +
-            "every promised setting present");
+console.log(`${objects.length + 1} objects valid, and ${etcdObjects.length} in the etcd ` +
+            "overlay (kubernetes-models, Kubernetes 1.34 schema); every promised setting present");
