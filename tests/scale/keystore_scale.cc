@@ -1,10 +1,14 @@
 // Keystore at scale, for `tools/dev bench keystore`: writes a keystore of
 // --tenants x --keys_per_tenant AES-256 keys (one version each, one token per tenant)
-// straight through the file format, then measures what loading and holding it costs:
+// straight through the file format, or with --etcd_endpoints into a fresh prefix of
+// that etcd (one etcd key per record), then measures what loading and holding it
+// costs:
 //
-//   file       the size of keystore.sbx
+//   store      the size of keystore.sbx, or the time the etcd import took
 //   open       wall time of Keystore::Open (median of --opens fresh opens), and of
-//              its two halves: OpenKeystore (decrypt + parse) and Snapshot::Build
+//              its two halves: the backend's Load (file: decrypt + parse; etcd:
+//              paginated Range at one revision + unwrapping each record) and
+//              Snapshot::Build
 //   memory     VmRSS and heap in use (mallinfo2) before and after one loaded keystore,
 //              each after malloc_trim; the peak (VmHWM) during that Open
 //   seal       the first Seal on a key (its epoch is derived then) beside later ones
@@ -37,9 +41,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/keystore_file.h"
@@ -53,6 +59,8 @@ ABSL_FLAG(int, later_seals, 20, "Seals timed on each of those keys after the fir
 ABSL_FLAG(int, seal_bytes, 64, "Plaintext bytes per Seal.");
 ABSL_FLAG(int, name_bytes, 0,
           "Pad tenant and key names to this many bytes (at most 64); 0: 12 and 8.");
+ABSL_FLAG(std::vector<std::string>, etcd_endpoints, {},
+          "Measure the etcd backend on this etcd (HOST:PORT,...) instead of the file.");
 ABSL_FLAG(bool, warm_all, true,
           "Also seal once with every key and report the memory their epochs add.");
 
@@ -193,14 +201,37 @@ std::vector<uint8_t> ReadWholeFile(const std::string& path) {
 
 // ---- Measurements ----------------------------------------------------------------
 
-std::unique_ptr<server::Keystore> OpenFresh(const std::string& dir,
-                                            const crypto::SecretBytes& kek) {
+// Where the keystore is kept for this run: `dir` (the file), or `prefix` on the
+// etcd of --etcd_endpoints.
+struct Store {
+  std::string dir;
+  std::string prefix;
+  bool etcd() const { return !prefix.empty(); }
+};
+
+std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store,
+                                                   const crypto::SecretBytes& kek) {
+  if (store.etcd()) {
+    server::etcd::EtcdStorageOptions options;
+    options.etcd.endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
+    options.etcd.request_timeout = absl::Seconds(30);
+    options.prefix = store.prefix;
+    options.kek = kek.Clone();
+    auto storage = server::etcd::EtcdStorage::Create(std::move(options));
+    if (!storage.ok()) Fail("EtcdStorage::Create", storage.status());
+    return *std::move(storage);
+  }
   server::FileStorageOptions options;
-  options.data_dir = dir;
+  options.data_dir = store.dir;
   options.kek = kek.Clone();
   auto storage = server::FileStorage::Create(std::move(options));
   if (!storage.ok()) Fail("FileStorage::Create", storage.status());
-  auto keystore = server::Keystore::Open(*std::move(storage));
+  return *std::move(storage);
+}
+
+std::unique_ptr<server::Keystore> OpenFresh(const Store& store,
+                                            const crypto::SecretBytes& kek) {
+  auto keystore = server::Keystore::Open(StorageOf(store, kek));
   if (!keystore.ok()) Fail("Keystore::Open", keystore.status());
   return *std::move(keystore);
 }
@@ -257,31 +288,42 @@ int Run() {
   }
   const std::string dir = dir_template;
   const std::string path = dir + "/keystore.sbx";
+  Store store{dir, ""};
+  if (!absl::GetFlag(FLAGS_etcd_endpoints).empty()) {
+    store.prefix = absl::StrCat("/keystore-scale-", getpid(), "-", time(nullptr), "/");
+  }
   crypto::SecretBytes kek(server::kKekBytes);
   RAND_bytes(kek.data(), kek.size());
 
-  // Write the file, then free everything that built it.
+  // Write the keystore, then free everything that built it.
   Clock::time_point start = Clock::now();
   {
     server::KeystoreContents contents = BuildContents(tenants, keys_per_tenant);
-    auto bytes = server::SealKeystore(kek, contents);
-    if (!bytes.ok()) Fail("SealKeystore", bytes.status());
-    WriteFile(path, *bytes);
+    if (store.etcd()) {
+      auto storage = StorageOf(store, kek);
+      absl::Status imported =
+          static_cast<server::etcd::EtcdStorage&>(*storage).Import(contents);
+      if (!imported.ok()) Fail("EtcdStorage::Import", imported);
+    } else {
+      auto bytes = server::SealKeystore(kek, contents);
+      if (!bytes.ok()) Fail("SealKeystore", bytes.status());
+      WriteFile(path, *bytes);
+    }
   }
   const double write_seconds = SecondsSince(start);
-  const std::vector<uint8_t> file = ReadWholeFile(path);
+  const std::vector<uint8_t> file = store.etcd() ? std::vector<uint8_t>() : ReadWholeFile(path);
 
   // Open: fresh each time, and its two halves on their own.
   std::vector<double> open_times, decrypt_times, build_times;
   for (int i = 0; i < opens; ++i) {
     start = Clock::now();
-    std::unique_ptr<server::Keystore> keystore = OpenFresh(dir, kek);
+    std::unique_ptr<server::Keystore> keystore = OpenFresh(store, kek);
     open_times.push_back(SecondsSince(start));
   }
   for (int i = 0; i < opens; ++i) {
     start = Clock::now();
-    auto contents = server::OpenKeystore(kek, file, path);
-    if (!contents.ok()) Fail("OpenKeystore", contents.status());
+    auto contents = StorageOf(store, kek)->Load();
+    if (!contents.ok()) Fail("Load", contents.status());
     decrypt_times.push_back(SecondsSince(start));
     start = Clock::now();
     auto snapshot = server::Snapshot::Build(*contents, nullptr);
@@ -292,7 +334,7 @@ int Run() {
   // Memory of one loaded keystore, held from here on.
   const Memory before = MemoryNow();
   const bool peak_known = ResetPeakRss();
-  std::unique_ptr<server::Keystore> keystore = OpenFresh(dir, kek);
+  std::unique_ptr<server::Keystore> keystore = OpenFresh(store, kek);
   const int64_t peak_rss = ProcStatusBytes("VmHWM:");
   const Memory loaded = MemoryNow();
   std::shared_ptr<const server::Snapshot> snapshot = keystore->snapshot();
@@ -335,12 +377,19 @@ int Run() {
   const int64_t held_rss = loaded.rss - before.rss;
   const int64_t held_heap = loaded.heap - before.heap;
   std::printf("\n");
-  row("file",
-      absl::StrFormat("%s (%.0f bytes per key; written in %.2f s)", Mib(file.size()),
-                      double(file.size()) / keys, write_seconds));
+  if (store.etcd()) {
+    row("etcd", absl::StrFormat("prefix %s on %s (imported in %.2f s)", store.prefix,
+                                absl::StrJoin(absl::GetFlag(FLAGS_etcd_endpoints), ","),
+                                write_seconds));
+  } else {
+    row("file",
+        absl::StrFormat("%s (%.0f bytes per key; written in %.2f s)", Mib(file.size()),
+                        double(file.size()) / keys, write_seconds));
+  }
   row("Keystore::Open (median)",
       absl::StrFormat("%.3f s  (runs: %s)", open_s, seconds_list(open_times)));
-  row("  decrypt + parse", absl::StrFormat("%.3f s", Median(decrypt_times)));
+  row(store.etcd() ? "  Range pages + unwrap" : "  decrypt + parse",
+      absl::StrFormat("%.3f s", Median(decrypt_times)));
   row("  Snapshot::Build", absl::StrFormat("%.3f s", Median(build_times)));
   row("held: RSS growth",
       absl::StrFormat("%s (%.0f bytes per key)", Mib(held_rss), double(held_rss) / keys));
@@ -386,6 +435,10 @@ int Run() {
   keystore.reset();
   unlink(path.c_str());
   rmdir(dir.c_str());
+  if (store.etcd()) {
+    std::printf("\n(the keystore stays under etcd prefix %s; the etcd is the caller's)\n",
+                store.prefix.c_str());
+  }
   return open_met && memory_met ? 0 : 1;
 }
 
