@@ -148,16 +148,16 @@ class Keystore::Transaction {
     return reads_.back().mutable_key();
   }
 
-  // The key, or NOT_FOUND naming what is missing (its tenant, or the key).
+  // The key, or NOT_FOUND naming what is missing (its tenant, or the key). A key
+  // that exists needs no read of its tenant: deleting a tenant deletes its keys in
+  // the same commit, so the key's own read condition covers both.
   absl::StatusOr<internal::Key*> RequireKey(const std::string& tenant,
                                             const std::string& key) {
-    if (absl::Status s = RequireTenant(tenant); !s.ok()) return s;
     auto found = FindKey(tenant, key);
     if (!found.ok()) return found.status();
-    if (*found == nullptr) {
-      return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
-    }
-    return *found;
+    if (*found != nullptr) return *found;
+    if (absl::Status s = RequireTenant(tenant); !s.ok()) return s;
+    return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
   }
 
   absl::StatusOr<bool> HasToken(const std::string& tenant, const std::string& id) {

@@ -2,8 +2,9 @@
 // running sealbox-servers (on one etcd prefix, or on one data directory), measures
 //
 //   admin rate    RotateKey through the first server by --clients concurrent callers
-//                 for --seconds: calls per second, p50 and p99 latency (each call
-//                 returns once its change is committed and in that server's snapshot)
+//                 for --seconds, all on one key (they take turns) and each on a key of
+//                 its own: calls per second, p50 and p99 latency (each call returns
+//                 once its change is committed and in that server's snapshot)
 //   propagation   a rotation through one server, then the time until the other seals
 //                 under the new version (--samples rotations, alternating direction):
 //                 p50, p99 and max
@@ -78,9 +79,9 @@ class Bench {
     }
   }
 
-  void Setup() {
+  void Setup(int keys) {
     tenant_ = absl::StrCat("bench", std::random_device{}() % 1000000);
-    grpc::ClientContext c1, c2, c3;
+    grpc::ClientContext c1, c3;
     Admin(c1);
     v1::CreateTenantRequest tenant;
     tenant.set_name(tenant_);
@@ -88,13 +89,16 @@ class Bench {
     if (auto s = replicas_[0].admin->CreateTenant(&c1, tenant, &made); !s.ok()) {
       Fail("CreateTenant", s);
     }
-    Admin(c2);
-    v1::CreateKeyRequest key;
-    key.set_tenant(tenant_);
-    key.set_key("k");
-    v1::Key created;
-    if (auto s = replicas_[0].admin->CreateKey(&c2, key, &created); !s.ok()) {
-      Fail("CreateKey", s);
+    for (int i = 0; i <= keys; ++i) {
+      grpc::ClientContext c;
+      Admin(c);
+      v1::CreateKeyRequest key;
+      key.set_tenant(tenant_);
+      key.set_key(KeyName(i));
+      v1::Key created;
+      if (auto s = replicas_[0].admin->CreateKey(&c, key, &created); !s.ok()) {
+        Fail("CreateKey", s);
+      }
     }
     Admin(c3);
     v1::IssueTokenRequest issue;
@@ -106,8 +110,9 @@ class Bench {
     token_ = issued.token();
   }
 
-  // RotateKey by `clients` callers on the first replica for `seconds`.
-  void AdminRate(int clients, double seconds) {
+  // RotateKey by `clients` callers on the first replica for `seconds`: all on key 0,
+  // or each on its own key (1..clients).
+  void AdminRate(int clients, double seconds, bool own_keys) {
     std::atomic<bool> stop{false};
     std::atomic<int64_t> failed{0};
     std::vector<std::vector<double>> latencies(clients);
@@ -117,7 +122,7 @@ class Bench {
       threads.emplace_back([&, i] {
         while (!stop.load()) {
           const Clock::time_point t = Clock::now();
-          if (Rotate(0).ok()) {
+          if (Rotate(0, nullptr, own_keys ? i + 1 : 0).ok()) {
             latencies[i].push_back(Ms(Clock::now() - t));
           } else {
             ++failed;
@@ -131,9 +136,10 @@ class Bench {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     std::vector<double> all;
     for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-    std::printf("  admin rate      RotateKey, %d callers, %.0f s: %zu OK (%.0f/s), %lld "
-                "failed; latency p50 %.2f ms, p99 %.2f ms\n",
-                clients, elapsed, all.size(), all.size() / elapsed,
+    std::printf("  admin rate      RotateKey, %d callers on %s, %.0f s: %zu OK (%.0f/s), "
+                "%lld failed; latency p50 %.2f ms, p99 %.2f ms\n",
+                clients, own_keys ? "a key each" : "one key", elapsed, all.size(),
+                all.size() / elapsed,
                 static_cast<long long>(failed.load()), Percentile(all, 0.5),
                 Percentile(all, 0.99));
   }
@@ -168,15 +174,16 @@ class Bench {
     c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   }
 
-  grpc::Status Rotate(int replica, v1::Key* out = nullptr) {
+  static std::string KeyName(int i) { return absl::StrCat("k", i); }
+
+  grpc::Status Rotate(int replica, v1::Key* out = nullptr, int key = 0) {
     grpc::ClientContext c;
     Admin(c);
     v1::KeyRef ref;
     ref.set_tenant(tenant_);
-    ref.set_key("k");
-    v1::Key key;
-    grpc::Status s = replicas_[replica].admin->RotateKey(&c, ref, out ? out : &key);
-    return s;
+    ref.set_key(KeyName(key));
+    v1::Key rotated;
+    return replicas_[replica].admin->RotateKey(&c, ref, out ? out : &rotated);
   }
 
   uint32_t SealVersion(int replica) {
@@ -184,7 +191,7 @@ class Bench {
     c.AddMetadata("authorization", "Bearer " + token_);
     c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::SealRequest request;
-    request.set_key("k");
+    request.set_key(KeyName(0));
     request.set_plaintext("x");
     v1::SealResponse response;
     if (auto s = replicas_[replica].crypto->Seal(&c, request, &response); !s.ok()) {
@@ -209,8 +216,9 @@ int Run() {
   Bench bench(servers, std::string(absl::StripAsciiWhitespace(token)));
   std::printf("replica_bench: two servers on one keystore (%s): %s, %s\n",
               absl::GetFlag(FLAGS_label).c_str(), servers[0].c_str(), servers[1].c_str());
-  bench.Setup();
-  bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds));
+  bench.Setup(absl::GetFlag(FLAGS_clients));
+  bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds), false);
+  bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds), true);
   bench.Propagation(absl::GetFlag(FLAGS_samples), absl::GetFlag(FLAGS_propagation_timeout));
   return 0;
 }
