@@ -59,6 +59,19 @@ std::string Summary(const KeystoreContents& contents) {
                       " tokens");
 }
 
+// Loads `from`, imports it into `to`, reads `to` back and compares.
+absl::StatusOr<std::string> Copy(KeystoreStorage& from, KeystoreStorage& to) {
+  auto original = LoadExisting(from);
+  if (!original.ok()) return original.status();
+  if (absl::Status s = to.Import(*original); !s.ok()) return s;
+  auto copy = to.Load();
+  if (!copy.ok()) return copy.status();
+  const std::string summary = Summary(*copy);
+  if (absl::Status s = Verify(*original, *copy, to.Describe()); !s.ok()) return s;
+  return absl::StrCat("copied ", summary, " from the ", from.Describe(), " to the ",
+                      to.Describe(), ", and read them back the same");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> MigrateKeystoreToEtcd(const ServerConfig& config) {
@@ -66,15 +79,7 @@ absl::StatusOr<std::string> MigrateKeystoreToEtcd(const ServerConfig& config) {
   if (!file.ok()) return file.status();
   auto etcd = EtcdOf(config);
   if (!etcd.ok()) return etcd.status();
-  auto original = LoadExisting(**file);
-  if (!original.ok()) return original.status();
-  if (absl::Status s = (*etcd)->Import(*original); !s.ok()) return s;
-  auto copy = (*etcd)->Load();
-  if (!copy.ok()) return copy.status();
-  if (absl::Status s = Verify(*original, *copy, (*etcd)->Describe()); !s.ok()) return s;
-  return absl::StrCat("copied ", Summary(*copy), " from the ", (*file)->Describe(),
-                      " to the ", (*etcd)->Describe(), " (revision ", copy->generation,
-                      "), and read them back the same");
+  return Copy(**file, **etcd);
 }
 
 absl::StatusOr<std::string> ExportKeystoreFromEtcd(const ServerConfig& config) {
@@ -82,15 +87,7 @@ absl::StatusOr<std::string> ExportKeystoreFromEtcd(const ServerConfig& config) {
   if (!etcd.ok()) return etcd.status();
   auto file = FileOf(config);
   if (!file.ok()) return file.status();
-  auto original = LoadExisting(**etcd);
-  if (!original.ok()) return original.status();
-  if (absl::Status s = (*file)->WriteNew(*original); !s.ok()) return s;
-  auto copy = (*file)->Load();
-  if (!copy.ok()) return copy.status();
-  if (absl::Status s = Verify(*original, *copy, (*file)->Describe()); !s.ok()) return s;
-  return absl::StrCat("copied ", Summary(*copy), " from the ", (*etcd)->Describe(),
-                      " (revision ", original->generation, ") to the ",
-                      (*file)->Describe(), ", and read them back the same");
+  return Copy(**etcd, **file);
 }
 
 }  // namespace sealbox::server

@@ -143,12 +143,7 @@ class FileStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(
     FileStorageOptions options) {
-  if (absl::Status s = CheckKek(options.kek); !s.ok()) return s;
-  if (!options.previous_kek.empty()) {
-    if (absl::Status s = CheckKek(options.previous_kek, "the previous KEK"); !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = CheckKeks(options.kek, options.previous_kek); !s.ok()) return s;
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   return std::unique_ptr<FileStorage>(new FileStorage(std::move(options)));
 }
@@ -299,7 +294,7 @@ void FileStorage::Stop() {
   if (poller_.joinable()) poller_.join();
 }
 
-absl::Status FileStorage::WriteNew(const KeystoreContents& contents) {
+absl::Status FileStorage::Import(const KeystoreContents& contents) {
   std::unique_lock<std::mutex> lock(mu_);
   if (absl::Status made = MakeDirectories(options_.data_dir, 0700); !made.ok()) {
     return made;

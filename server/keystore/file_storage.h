@@ -55,9 +55,8 @@ class FileStorage : public KeystoreStorage {
   absl::StatusOr<uint64_t> Barrier() override;
   void Stop() override;
 
-  // Writes `contents` as a new keystore, for --export-keystore; ALREADY_EXISTS when
-  // the data directory already holds one.
-  absl::Status WriteNew(const KeystoreContents& contents);
+  // A new keystore file at generation 1; ALREADY_EXISTS when there is one.
+  absl::Status Import(const KeystoreContents& contents) override;
 
  private:
   class Transaction;

@@ -19,6 +19,11 @@ absl::Status CheckKek(const crypto::SecretBytes& kek, absl::string_view what) {
   return absl::OkStatus();
 }
 
+absl::Status CheckKeks(const crypto::SecretBytes& kek, const crypto::SecretBytes& previous) {
+  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
+  return previous.empty() ? absl::OkStatus() : CheckKek(previous, "the previous KEK");
+}
+
 KekFingerprint FingerprintOf(const crypto::SecretBytes& kek) {
   static constexpr char kLabel[] = "sealbox/v1/kek-fingerprint";
   uint8_t mac[EVP_MAX_MD_SIZE];

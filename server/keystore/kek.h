@@ -27,6 +27,9 @@ using KekFingerprint = std::array<uint8_t, kKekFingerprintBytes>;
 // INVALID_ARGUMENT "<what> must be 32 bytes, not N" unless `kek` is 32 bytes.
 absl::Status CheckKek(const crypto::SecretBytes& kek, absl::string_view what = "the KEK");
 
+// CheckKek of a KEK and of the previous one, which may be empty.
+absl::Status CheckKeks(const crypto::SecretBytes& kek, const crypto::SecretBytes& previous);
+
 // HMAC-SHA256(KEK, "sealbox/v1/kek-fingerprint")[0:16]. Safe to store in the clear.
 KekFingerprint FingerprintOf(const crypto::SecretBytes& kek);
 

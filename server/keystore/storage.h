@@ -134,6 +134,11 @@ class KeystoreStorage {
   // instead and returns 0.
   virtual absl::StatusOr<uint64_t> Barrier() = 0;
 
+  // Writes a whole keystore into a store that holds none (--migrate-keystore,
+  // --export-keystore), so that no server ever sees it half-written; refuses a store
+  // that holds one (ALREADY_EXISTS, FAILED_PRECONDITION).
+  virtual absl::Status Import(const KeystoreContents& contents) = 0;
+
   // Stops following. Idempotent; the destructor calls it.
   virtual void Stop() = 0;
 };

@@ -300,9 +300,7 @@ int Run() {
   {
     server::KeystoreContents contents = BuildContents(tenants, keys_per_tenant);
     if (store.etcd()) {
-      auto storage = StorageOf(store, kek);
-      absl::Status imported =
-          static_cast<server::etcd::EtcdStorage&>(*storage).Import(contents);
+      absl::Status imported = StorageOf(store, kek)->Import(contents);
       if (!imported.ok()) Fail("EtcdStorage::Import", imported);
     } else {
       auto bytes = server::SealKeystore(kek, contents);

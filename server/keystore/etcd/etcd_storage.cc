@@ -104,12 +104,7 @@ class EtcdStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(
     EtcdStorageOptions options) {
-  if (absl::Status s = CheckKek(options.kek); !s.ok()) return s;
-  if (!options.previous_kek.empty()) {
-    if (absl::Status s = CheckKek(options.previous_kek, "the previous KEK"); !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = CheckKeks(options.kek, options.previous_kek); !s.ok()) return s;
   if (options.prefix.empty()) return absl::InvalidArgumentError("the etcd prefix is empty");
   if (options.page_size < 1) options.page_size = 1;
   auto client = EtcdClient::Create(options.etcd);

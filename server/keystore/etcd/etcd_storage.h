@@ -62,10 +62,9 @@ class EtcdStorage : public KeystoreStorage {
   absl::StatusOr<uint64_t> Barrier() override;
   void Stop() override;
 
-  // For --migrate-keystore: writes a whole keystore under an empty prefix, its marker
-  // last, so no server ever sees it half-written. FAILED_PRECONDITION when the prefix
-  // holds anything.
-  absl::Status Import(const KeystoreContents& contents);
+  // Every record under an empty prefix, in transactions of up to 60, the marker
+  // last; FAILED_PRECONDITION when the prefix holds anything.
+  absl::Status Import(const KeystoreContents& contents) override;
 
  private:
   class Transaction;
