@@ -333,6 +333,7 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   ASSERT_TRUE(b.ok()) << b.status();
   ASSERT_TRUE((*a)->CreateTenant("acme").ok());
   ASSERT_TRUE((*a)->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE((*b)->Refresh().ok());  // b has the key before etcd goes
 
   etcd.Kill(0);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
