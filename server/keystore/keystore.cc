@@ -32,6 +32,8 @@ constexpr int kMaxAttempts = 16;
 constexpr absl::Duration kVisibleWithin = absl::Seconds(5);
 // The least time between two CatchUp barriers.
 constexpr absl::Duration kCatchUpSpacing = absl::Milliseconds(25);
+// Callers of CatchUp that may wait at once for an unreachable store to come back.
+constexpr int kMaxWaitingForStore = 4;
 
 absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
@@ -321,6 +323,7 @@ struct Keystore::State : public StorageListener {
   std::string not_loaded_because ABSL_GUARDED_BY(mu);
   std::string unreachable_because ABSL_GUARDED_BY(mu);
   std::array<absl::Mutex, 64> writers;
+  std::atomic<int> waiting_for_store{0};
   // CatchUp's barriers: tickets handed out, tickets a finished barrier covered.
   absl::Mutex sync_mu;
   uint64_t sync_requested ABSL_GUARDED_BY(sync_mu) = 0;
@@ -394,9 +397,25 @@ absl::Status Keystore::Refresh() {
 std::string Keystore::Describe() const { return state_->storage->Describe(); }
 
 absl::Status Keystore::CatchUp(absl::Duration patience) {
-  if (absl::Status s = Writable(); !s.ok()) return s;
   const absl::Time deadline = absl::Now() + patience;
   State& s = *state_;
+  if (absl::Status loaded = Loaded(); !loaded.ok()) return loaded;
+  // A store that just came back may not be followed again yet (its watch
+  // reconnecting): wait for it within the patience, a few callers at a time, so an
+  // outage does not hold many calls.
+  if (!Writable().ok()) {
+    if (s.waiting_for_store.fetch_add(1) >= kMaxWaitingForStore) {
+      s.waiting_for_store.fetch_sub(1);
+      return Writable();
+    }
+    {
+      absl::MutexLock lock(&s.mu);
+      auto reachable = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.reachable; };
+      s.mu.AwaitWithDeadline(absl::Condition(&reachable), deadline);
+    }
+    s.waiting_for_store.fetch_sub(1);
+    if (absl::Status writable = Writable(); !writable.ok()) return writable;
+  }
   absl::MutexLock lock(&s.sync_mu);
   // A barrier covers the callers that came before it started, so each caller waits
   // for one that starts after it came.

@@ -71,8 +71,10 @@ class Keystore {
   // replica does not know yet (a token issued, a key created or rotated a moment ago
   // through another replica). Callers at the same moment share one barrier through
   // the store, and barriers are at least 25 ms apart, so a flood of
-  // unknown names costs the store a few writes a second at most.
-  absl::Status CatchUp(absl::Duration patience = absl::Seconds(1));
+  // unknown names costs the store a few writes a second at most. While the store is
+  // unreachable it waits (4 callers at most) for it to come back, as after an
+  // outage each replica's watch reconnects on its own schedule.
+  absl::Status CatchUp(absl::Duration patience = absl::Seconds(2));
   // CatchUp, then the snapshot; null when catching up failed.
   std::shared_ptr<const Snapshot> CaughtUpSnapshot();
 

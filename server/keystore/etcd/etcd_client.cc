@@ -32,9 +32,9 @@ grpc::ChannelArguments ChannelArgs() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
   // gRPC's default reconnect backoff grows to two minutes; a keystore should be
-  // back within seconds of etcd.
+  // back within a second of etcd.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2'000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
   return args;
 }
 

@@ -601,7 +601,7 @@ void EtcdStorage::WatchLoop() {
     }
     if (failures == 1) continue;
     if (stopping_.WaitForNotificationWithTimeout(backoff)) break;
-    backoff = std::min(backoff * 2, absl::Seconds(2));
+    backoff = std::min(backoff * 2, absl::Milliseconds(500));
   }
 }
 
