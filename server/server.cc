@@ -8,11 +8,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
+#include "server/reflection/reflection_service.h"
 #include "server/bench/echo_service.h"
 #include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
@@ -66,14 +66,23 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->crypto_service_.get());
   builder.RegisterService(server->admin_service_.get());
+  std::vector<std::string> served = {"sealbox.v1.Crypto", "sealbox.v1.Admin",
+                                     "grpc.health.v1.Health"};
   if (config.bench_echo) {
     server->bench_echo_service_ = std::make_unique<bench::EchoService>();
     builder.RegisterService(server->bench_echo_service_.get());
+    served.push_back("sealbox.bench.Echo");
+  }
+  absl::StatusOr<std::unique_ptr<Reflection>> reflection =
+      Reflection::Create(std::move(served));
+  if (!reflection.ok()) return reflection.status();
+  server->reflection_ = *std::move(reflection);
+  for (grpc::Service* service : server->reflection_->services()) {
+    builder.RegisterService(service);
   }
   // Unary requests are capped by --max-unary-bytes in the service; this is the
   // transport's cap on any one message, streams' chunks included.

@@ -18,6 +18,7 @@
 #include "server/keystore/keystore.h"
 #include "server/metrics/http_exporter.h"
 #include "server/metrics/metrics.h"
+#include "server/reflection/reflection_service.h"
 #include "server/server_config.h"
 
 namespace sealbox::server {
@@ -66,6 +67,7 @@ class SealboxServer {
   std::unique_ptr<CryptoService> crypto_service_;
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Service> bench_echo_service_;  // --bench_echo only
+  std::unique_ptr<Reflection> reflection_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Notification stopping_;

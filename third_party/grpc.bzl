@@ -30,9 +30,10 @@ def cc_grpc_library(name, src, deps = [], grpc = True, **kwargs):
         name = name + "_generate",
         srcs = [src] + [d + "_proto_srcs" for d in deps],
         outs = outs,
-        # protoc names outputs after the import path, which starts below //proto.
+        # protoc names outputs after the import path, which starts below //proto;
+        # generated .proto files are found below $(GENDIR)/proto.
         cmd = (
-            "/usr/bin/protoc -Iproto --cpp_out=$(GENDIR)/proto " + grpc_flags +
+            "/usr/bin/protoc -Iproto -I$(GENDIR)/proto --cpp_out=$(GENDIR)/proto " + grpc_flags +
             native.package_name()[len("proto/"):] + "/" + src
         ),
     )
