@@ -62,7 +62,7 @@ std::string DescribeKey(const v1::Key& key) {
   for (const v1::KeyVersion& version : key.versions()) {
     absl::StrAppend(&text, absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(),
                                            StateName(version.state()),
-                                           FormatUnixTime(version.create_time_unix()),
+                                           FormatUnixTime(version.create_time().seconds()),
                                            version.imported() ? "  imported" : "",
                                            version.version() == key.primary_version()
                                                ? "  (primary)"
@@ -76,7 +76,7 @@ std::string DescribeTenant(const v1::Tenant& tenant) {
   for (const std::string& key : tenant.keys()) absl::StrAppend(&text, "  key    ", key, "\n");
   for (const v1::TokenInfo& token : tenant.tokens()) {
     absl::StrAppend(&text, "  token  ", token.id(), "  ",
-                    FormatUnixTime(token.create_time_unix()),
+                    FormatUnixTime(token.create_time().seconds()),
                     token.description().empty() ? "" : "  ", token.description(), "\n");
   }
   return text;

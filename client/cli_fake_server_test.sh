@@ -133,7 +133,7 @@ out_has "key    default"
 out_has "token  t1  2023-11-14 22:13:20 UTC  billing prod"
 expect 0 "tenant list --json" -- admin tenant list --json
 out_has '"name": "acme"'
-out_has '"create_time_unix": "1700000000"'
+out_has '"create_time": "2023-11-14T22:13:20Z"'
 expect 0 "tenant create" -- admin tenant create beta
 out_has "created tenant beta"
 expect 0 "token issue" -- admin token issue acme --description "ci job"

@@ -170,7 +170,7 @@ v1::Key SampleKey(const std::string& tenant, const std::string& name) {
     v1::KeyVersion* version = key.add_versions();
     version->set_version(n);
     version->set_state(v1::ENABLED);
-    version->set_create_time_unix(1700000000 + n);
+    version->mutable_create_time()->set_seconds(1700000000 + n);
   }
   return key;
 }
@@ -196,7 +196,7 @@ class FakeAdmin final : public v1::Admin::Service {
     v1::TokenInfo* token = tenant->add_tokens();
     token->set_id("t1");
     token->set_description("billing prod");
-    token->set_create_time_unix(1700000000);
+    token->mutable_create_time()->set_seconds(1700000000);
     return grpc::Status::OK;
   }
   grpc::Status IssueToken(grpc::ServerContext* context, const v1::IssueTokenRequest* request,

@@ -109,7 +109,7 @@ v1::Key PublicKey(const std::string& tenant, const internal::Key& key) {
     v1::KeyVersion* version = out.add_versions();
     version->set_version(v.version());
     version->set_state(v.state());
-    version->set_create_time_unix(v.create_time_unix());
+    version->mutable_create_time()->set_seconds(v.create_time_unix());
     version->set_imported(v.imported());
   }
   return out;
@@ -554,7 +554,7 @@ absl::StatusOr<v1::IssueTokenResponse> Keystore::IssueToken(
   v1::TokenInfo& info = *response.mutable_info();
   info.set_id(token->id);
   info.set_description(description);
-  info.set_create_time_unix(NowUnix());
+  info.mutable_create_time()->set_seconds(NowUnix());
   absl::Status s = Update(RecordName::Token(tenant, info.id()), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
     // Conditions the commit on the id being unused (64 random bits: it always is).
@@ -565,7 +565,7 @@ absl::StatusOr<v1::IssueTokenResponse> Keystore::IssueToken(
     stored.set_id(info.id());
     stored.set_sha256(token->sha256);
     stored.set_description(info.description());
-    stored.set_create_time_unix(info.create_time_unix());
+    stored.set_create_time_unix(info.create_time().seconds());
     txn.PutToken(tenant, stored);
     return absl::OkStatus();
   });

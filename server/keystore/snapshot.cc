@@ -92,7 +92,7 @@ v1::Key KeyEntry::ToProto() const {
     v1::KeyVersion* out = key.add_versions();
     out->set_version(number);
     out->set_state(version.state);
-    out->set_create_time_unix(version.create_time_unix);
+    out->mutable_create_time()->set_seconds(version.create_time_unix);
     out->set_imported(version.imported);
   }
   return key;
@@ -155,7 +155,7 @@ class Snapshot::Editor {
       v1::TokenInfo& info = tenant->tokens.emplace_back();
       info.set_id(token.id());
       info.set_description(token.description());
-      info.set_create_time_unix(token.create_time_unix());
+      info.mutable_create_time()->set_seconds(token.create_time_unix());
       tenant->token_sha256_by_id[token.id()] = token.sha256();
       MutableTokenIndex()[token.sha256()] = name.tenant;
     }

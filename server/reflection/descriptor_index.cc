@@ -1,6 +1,6 @@
 #include "server/reflection/descriptor_index.h"
 
-#include "absl/container/flat_hash_set.h"
+#include <set>
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.pb.h"
@@ -36,7 +36,7 @@ absl::StatusOr<std::unique_ptr<DescriptorIndex>> DescriptorIndex::FromSet(
 
 std::vector<std::string> DescriptorIndex::WithImports(const pb::FileDescriptor* file) const {
   std::vector<std::string> names;
-  absl::flat_hash_set<const pb::FileDescriptor*> seen = {file};
+  std::set<const pb::FileDescriptor*> seen = {file};
   std::vector<const pb::FileDescriptor*> todo = {file};
   while (!todo.empty()) {
     const pb::FileDescriptor* next = todo.back();

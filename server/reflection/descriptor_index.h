@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include <map>
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
@@ -42,7 +42,7 @@ class DescriptorIndex {
   std::vector<std::string> WithImports(const google::protobuf::FileDescriptor* file) const;
 
   google::protobuf::DescriptorPool pool_;
-  absl::flat_hash_map<std::string, std::string> serialized_;
+  std::map<std::string, std::string> serialized_;
 };
 
 }  // namespace sealbox::server

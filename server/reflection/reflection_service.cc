@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
+#include <set>
 #include "absl/strings/str_cat.h"
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
@@ -41,7 +41,7 @@ class ReflectionService final : public V::Service {
   grpc::Status ServerReflectionInfo(
       grpc::ServerContext*, grpc::ServerReaderWriter<Response, Request>* stream) override {
     Request request;
-    absl::flat_hash_set<std::string> sent;  // files this stream already has
+    std::set<std::string> sent;  // files this stream already has
     while (stream->Read(&request)) {
       Response response;
       response.set_valid_host(request.host());
@@ -53,7 +53,7 @@ class ReflectionService final : public V::Service {
   }
 
  private:
-  void Answer(const Request& request, absl::flat_hash_set<std::string>& sent,
+  void Answer(const Request& request, std::set<std::string>& sent,
               Response& response) const {
     absl::StatusOr<std::vector<std::string>> files;
     switch (request.message_request_case()) {
