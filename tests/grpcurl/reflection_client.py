@@ -30,7 +30,12 @@ def _reflection_messages(version):
     with open(out, "rb") as f:
         files.ParseFromString(f.read())
     file = files.file[0]
-    file.package = "grpc.reflection." + version  # v1alpha: the same protocol, older name
+    if version != "v1":  # v1alpha: the same protocol under its older package name
+        file.package = "grpc.reflection." + version
+        del file.service[:]  # only its messages are needed here
+        for message in file.message_type:
+            for field in (f for f in message.field if f.type_name):
+                field.type_name = field.type_name.replace(".v1.", f".{version}.")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     factory = message_factory.MessageFactory(pool)
