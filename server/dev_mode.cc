@@ -82,7 +82,6 @@ absl::Status PrepareDevConfig(ServerConfig& config) {
   if (!admin.ok()) return admin.status();
   config.admin_token = *admin;
   config.data_dir = kDevDataDir;
-  config.listen = "127.0.0.1:50051";
   config.create_keystore = true;
   return absl::OkStatus();
 }
@@ -140,11 +139,11 @@ absl::Status SetUpDemoTenant(const std::string& admin_token, int port) {
       "  export SEALBOX_TOKEN=%s\n"
       "  echo 'hello, sealbox' | bazel-bin/client/sealbox seal --key default > hello.sealed\n"
       "  bazel-bin/client/sealbox open --key default < hello.sealed\n\n"
-      "Or with grpcurl (reflection is on):\n"
-      "  grpcurl -plaintext -H 'authorization: Bearer %s' \\\n"
+      "Or with grpcurl (reflection is on; every call by hand: docs/GRPCURL.md):\n"
+      "  grpcurl -plaintext -expand-headers -H 'authorization: Bearer ${SEALBOX_TOKEN}' \\\n"
       "    -d '{\"key\":\"default\",\"plaintext\":\"aGVsbG8=\"}' 127.0.0.1:%d sealbox.v1.Crypto/Seal\n\n",
       port, kDevDataDir, demo_token.c_str(), admin_token.c_str(),
-      demo_token.c_str(), demo_token.c_str(), port);
+      demo_token.c_str(), port);
   std::fflush(stdout);
   return absl::OkStatus();
 }

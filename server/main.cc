@@ -194,6 +194,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
   config.bench_echo = absl::GetFlag(FLAGS_bench_echo);
   if (absl::GetFlag(FLAGS_dev)) {
+    config.listen = absl::GetFlag(FLAGS_listen);  // loopback only: no TLS in dev mode
     if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
     return config;
   }

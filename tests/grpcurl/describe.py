@@ -6,7 +6,7 @@ from google.protobuf import descriptor_pb2
 # Field numbers inside FileDescriptorProto / DescriptorProto / ... used in
 # source_code_info paths.
 FILE_MESSAGE, FILE_ENUM, FILE_SERVICE = 4, 5, 6
-MESSAGE_FIELD, MESSAGE_NESTED, MESSAGE_ENUM = 2, 3, 4
+MESSAGE_FIELD, MESSAGE_NESTED, MESSAGE_ENUM, MESSAGE_ONEOF = 2, 3, 4, 8
 ENUM_VALUE, SERVICE_METHOD = 2, 2
 
 F = descriptor_pb2.FieldDescriptorProto
@@ -72,7 +72,9 @@ def _render_message(message, path, notes, indent):
             if field.oneof_index in emitted:
                 continue
             emitted.add(field.oneof_index)
-            lines.append(f"{inner}oneof {message.oneof_decl[field.oneof_index].name} {{")
+            lines += _with_comment(
+                notes, path + [MESSAGE_ONEOF, field.oneof_index], inner,
+                [f"{inner}oneof {message.oneof_decl[field.oneof_index].name} {{"])
             for j, member in oneofs[field.oneof_index]:
                 lines += _render_field(member, path + [MESSAGE_FIELD, j], notes, inner + "  ")
             lines.append(f"{inner}}}")
