@@ -11,6 +11,7 @@
 #include "crypto/format/unary.h"
 #include "crypto/kernel/secure_wipe.h"
 #include "server/grpc_status.h"
+#include "server/keystore/names.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -61,11 +62,6 @@ absl::Status TooLarge(size_t size, size_t limit) {
       " bytes; use SealStream/OpenStream"));
 }
 
-absl::Status CheckKeyName(const std::string& key) {
-  if (key.empty()) return absl::InvalidArgumentError("key must be set");
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
@@ -97,7 +93,9 @@ absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
   absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
   if (!tenant.ok()) return tenant.status();
   caller.tenant = *std::move(tenant);
-  if (absl::Status s = CheckKeyName(key); !s.ok()) return s;
+  // The admin plane's rule: a name no key can have is refused before any lookup, and
+  // never echoed.
+  if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
   if (size > limit) return TooLarge(size, limit);
   return caller;
 }
@@ -106,9 +104,9 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               const v1::SealRequest* request,
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, "Seal");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->plaintext().size(),
-                                        limits_.max_unary_bytes);
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(),
+            request->plaintext().size(), limits_.max_unary_bytes);
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Sealed> sealed = data_plane_.Seal(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->plaintext()),
@@ -124,9 +122,9 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                               const v1::OpenRequest* request,
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, "Open");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->ciphertext().size(),
-                                        MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(),
+            request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Opened> opened = data_plane_.Open(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
@@ -144,9 +142,9 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                 const v1::RewrapRequest* request,
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, "Rewrap");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->ciphertext().size(),
-                                        MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(),
+            request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),

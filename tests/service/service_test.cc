@@ -21,6 +21,7 @@ namespace sealbox::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kAdminToken[] = "test-admin-token";
 
@@ -114,12 +115,15 @@ class ServiceTest : public ::testing::Test {
   // concatenated ciphertext.
   grpc::Status SealStream(const std::string& tenant, const std::string& plaintext,
                           size_t chunk, std::string* ciphertext,
-                          uint32_t segment_size = 4096) {
+                          uint32_t segment_size = 4096,
+                          const std::string& key = "default",
+                          const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->SealStream(&context);
     v1::SealStreamRequest request;
-    request.mutable_start()->set_key("default");
+    request.mutable_start()->set_key(key);
+    request.mutable_start()->set_associated_data(aad);
     request.mutable_start()->set_segment_size(segment_size);
     stream->Write(request);
     // Read while writing, as a real client must: the server answers each chunk
@@ -138,12 +142,15 @@ class ServiceTest : public ::testing::Test {
   }
 
   grpc::Status OpenStream(const std::string& tenant, const std::string& ciphertext,
-                          size_t chunk, std::string* plaintext) {
+                          size_t chunk, std::string* plaintext,
+                          const std::string& key = "default",
+                          const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->OpenStream(&context);
     v1::OpenStreamRequest request;
-    request.mutable_start()->set_key("default");
+    request.mutable_start()->set_key(key);
+    request.mutable_start()->set_associated_data(aad);
     stream->Write(request);
     std::thread reader([&] {
       v1::OpenStreamResponse response;
@@ -156,6 +163,36 @@ class ServiceTest : public ::testing::Test {
     stream->WritesDone();
     reader.join();
     return stream->Finish();
+  }
+
+  grpc::Status Rewrap(const std::string& tenant, const std::string& key,
+                      const std::string& ciphertext, const std::string& aad,
+                      v1::RewrapResponse* response) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
+    v1::RewrapRequest request;
+    request.set_key(key);
+    request.set_ciphertext(ciphertext);
+    request.set_associated_data(aad);
+    return crypto_->Rewrap(&context, request, response);
+  }
+
+  // What each data-plane call answers alpha for `key` and `aad`, with a good
+  // ciphertext of alpha's "default" key (unary, then stream) to open: Seal, Open,
+  // Rewrap, SealStream, OpenStream in that order.
+  std::vector<grpc::Status> EveryDataPlaneCall(const std::string& key,
+                                               const std::string& aad) {
+    v1::SealResponse sealed;
+    EXPECT_TRUE(Seal("alpha", "default", "x", "", &sealed).ok());
+    std::string stream_ciphertext, out;
+    EXPECT_TRUE(SealStream("alpha", "x", 10, &stream_ciphertext).ok());
+    v1::OpenResponse opened;
+    v1::RewrapResponse rewrapped;
+    return {Seal("alpha", key, "x", aad, &sealed),
+            Open("alpha", key, sealed.ciphertext(), aad, &opened),
+            Rewrap("alpha", key, sealed.ciphertext(), aad, &rewrapped),
+            SealStream("alpha", "x", 10, &out, 4096, key, aad),
+            OpenStream("alpha", stream_ciphertext, 100, &out, key, aad)};
   }
 
   std::string data_dir_;
@@ -258,6 +295,52 @@ TEST_F(ServiceTest, Authentication) {
   ASSERT_TRUE(AdminCall(&v1::Admin::Stub::RevokeToken, revoke, &revoked).ok());
   EXPECT_EQ(Seal("alpha", "default", "x", "", &response).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// The data plane takes the admin plane's key-name rule, and no error on either plane
+// echoes a name it refused: a NUL, a newline or 64 KiB of junk never reaches a
+// client's message (or a log line built from it).
+TEST_F(ServiceTest, KeyNamesAreValidatedAndNeverEchoed) {
+  const std::vector<std::string> bad = {
+      "", "a b", "a/b", "bad\nname", std::string("nul\0name", 8), std::string(65, 'k'),
+      std::string(64 * 1024, 'j') + "\r\n"};
+  for (const std::string& key : bad) {
+    std::vector<grpc::Status> statuses = EveryDataPlaneCall(key, "");
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      EXPECT_EQ(statuses[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+      EXPECT_EQ(statuses[i].error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]")
+          << i;
+    }
+  }
+  // Valid names are fine to echo: they are what a tenant named.
+  v1::SealResponse sealed;
+  grpc::Status missing = Seal("alpha", "no-such.key_9", "x", "", &sealed);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(missing.error_message(), HasSubstr("\"no-such.key_9\""));
+
+  // The admin plane: names refused before they are looked up, and not echoed.
+  const std::string nasty = std::string("evil\n{\"level\":\"info\"}\0", 21);
+  v1::CreateTenantRequest tenant;
+  tenant.set_name(nasty);
+  v1::Tenant created;
+  grpc::Status s = AdminCall(&v1::Admin::Stub::CreateTenant, tenant, &created);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "tenant name must be 1-64 of [a-z0-9_-], starting with a letter");
+  v1::CreateKeyRequest key;
+  key.set_tenant("alpha");
+  key.set_key(nasty);
+  v1::Key key_created;
+  s = AdminCall(&v1::Admin::Stub::CreateKey, key, &key_created);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]");
+  v1::RevokeTokenRequest revoke;
+  revoke.set_tenant("alpha");
+  revoke.set_token_id(nasty);
+  v1::RevokeTokenResponse revoked;
+  s = AdminCall(&v1::Admin::Stub::RevokeToken, revoke, &revoked);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), Not(HasSubstr("evil")));
 }
 
 TEST_F(ServiceTest, OversizedUnaryIsRefused) {
