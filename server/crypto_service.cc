@@ -56,6 +56,13 @@ class UnaryCall {
   absl::Time started_;
 };
 
+absl::Status CheckAssociatedData(const std::string& aad) {
+  if (aad.size() <= kMaxAssociatedDataBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "associated data of ", aad.size(), " bytes exceeds the limit of ",
+      kMaxAssociatedDataBytes / 1024, " KiB (", kMaxAssociatedDataBytes, " bytes)"));
+}
+
 absl::Status TooLarge(size_t size, size_t limit) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "message of ", size, " bytes exceeds the unary limit of ", limit,
@@ -84,8 +91,8 @@ void CryptoService::CountOpenOutcome(const absl::Status& status,
 }
 
 absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
-    const grpc::CallbackServerContext& context, const std::string& key, size_t size,
-    size_t limit) const {
+    const grpc::CallbackServerContext& context, const std::string& key,
+    const std::string& aad, size_t size, size_t limit) const {
   // Before the keystore has loaded no token is known: say so, rather than count every
   // caller as a failed authentication.
   if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
@@ -96,6 +103,7 @@ absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
   // The admin plane's rule: a name no key can have is refused before any lookup, and
   // never echoed.
   if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
+  if (absl::Status s = CheckAssociatedData(aad); !s.ok()) return s;
   if (size > limit) return TooLarge(size, limit);
   return caller;
 }
@@ -105,7 +113,7 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, "Seal");
   absl::StatusOr<Caller> caller =
-      Admit(*context, request->key(),
+      Admit(*context, request->key(), request->associated_data(),
             request->plaintext().size(), limits_.max_unary_bytes);
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Sealed> sealed = data_plane_.Seal(
@@ -123,7 +131,7 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, "Open");
   absl::StatusOr<Caller> caller =
-      Admit(*context, request->key(),
+      Admit(*context, request->key(), request->associated_data(),
             request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Opened> opened = data_plane_.Open(
@@ -143,7 +151,7 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, "Rewrap");
   absl::StatusOr<Caller> caller =
-      Admit(*context, request->key(),
+      Admit(*context, request->key(), request->associated_data(),
             request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
@@ -260,7 +268,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
       return absl::InvalidArgumentError("the first message must be `start`");
     }
     absl::StatusOr<CryptoService::Caller> caller = service_->Admit(
-        *context_, request_.start().key(), /*size=*/0, /*limit=*/0);
+        *context_, request_.start().key(), request_.start().associated_data(),
+        /*size=*/0, /*limit=*/0);
     if (!caller.ok()) return caller.status();
     begun_ = true;
     return Begin(std::move(caller->snapshot), caller->tenant, request_.start(), out_);

@@ -343,6 +343,30 @@ TEST_F(ServiceTest, KeyNamesAreValidatedAndNeverEchoed) {
   EXPECT_THAT(s.error_message(), Not(HasSubstr("evil")));
 }
 
+// Associated data is bounded (kMaxAssociatedDataBytes) on every call that takes it.
+TEST_F(ServiceTest, AssociatedDataIsBounded) {
+  const std::string at_limit(64 * 1024, 'a');
+  for (const grpc::Status& status : EveryDataPlaneCall("default", at_limit)) {
+    // Accepted: the ciphertexts were made without it, so opening fails to authenticate.
+    EXPECT_TRUE(status.ok() || status.error_message() == "decryption failed")
+        << status.error_message();
+  }
+  std::string sealed_stream, opened;
+  ASSERT_TRUE(SealStream("alpha", "data", 10, &sealed_stream, 4096, "default", at_limit)
+                  .ok());
+  ASSERT_TRUE(OpenStream("alpha", sealed_stream, 100, &opened, "default", at_limit).ok());
+  EXPECT_EQ(opened, "data");
+
+  const std::vector<grpc::Status> over =
+      EveryDataPlaneCall("default", at_limit + "b");
+  for (size_t i = 0; i < over.size(); ++i) {
+    EXPECT_EQ(over[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+    EXPECT_EQ(over[i].error_message(),
+              "associated data of 65537 bytes exceeds the limit of 64 KiB (65536 bytes)")
+        << i;
+  }
+}
+
 TEST_F(ServiceTest, OversizedUnaryIsRefused) {
   v1::SealResponse sealed;
   EXPECT_EQ(Seal("alpha", "default", std::string(64 * 1024 + 1, 'x'), "", &sealed)
