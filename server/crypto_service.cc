@@ -381,7 +381,13 @@ class OpenStreamCall final
 
   absl::Status Consume(v1::OpenStreamRequest& request,
                        std::vector<uint8_t>& out) override {
-    return opener_->Update(AsBytes(request.ciphertext_chunk()), out);
+    const std::string& chunk = request.ciphertext_chunk();
+    if (!first_byte_checked_ && !chunk.empty()) {
+      first_byte_checked_ = true;
+      absl::Status s = CheckOpenStreamFormat(static_cast<uint8_t>(chunk[0]));
+      if (!s.ok()) return s;
+    }
+    return opener_->Update(AsBytes(chunk), out);
   }
 
   absl::Status End(std::vector<uint8_t>& out) override { return opener_->Finish(out); }
@@ -397,6 +403,7 @@ class OpenStreamCall final
   }
 
   std::unique_ptr<crypto::StreamOpener> opener_;
+  bool first_byte_checked_ = false;
   // The caller's key, for counting a failure against it.
   std::shared_ptr<const Snapshot> snapshot_;
   std::string tenant_;

@@ -440,6 +440,60 @@ TEST_F(ServiceTest, DisabledAndDestroyedVersions) {
             grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// The format byte is public: a ciphertext given to the wrong call is told which call
+// takes it, while everything that fails to authenticate stays "decryption failed".
+TEST_F(ServiceTest, CiphertextOfTheOtherFormatNamesTheRightCall) {
+  v1::SealResponse sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "unary data", "ctx", &sealed).ok());
+  std::string stream, opened;
+  ASSERT_TRUE(SealStream("alpha", "stream data", 100, &stream).ok());
+
+  v1::OpenResponse open_response;
+  grpc::Status status = Open("alpha", "default", stream, "", &open_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "this is a stream ciphertext (from SealStream): open it with OpenStream");
+  v1::RewrapResponse rewrapped;
+  status = Rewrap("alpha", "default", stream, "", &rewrapped);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "this is a stream ciphertext (from SealStream): Rewrap takes unary "
+            "ciphertexts only; open it with OpenStream");
+  for (size_t chunk : {size_t{1}, size_t{1000}}) {
+    opened.clear();
+    status = OpenStream("alpha", sealed.ciphertext(), chunk, &opened);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(status.error_message(),
+              "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
+    EXPECT_TRUE(opened.empty());
+  }
+
+  // Authentication failures of each kind keep the one uniform message.
+  std::string tampered_stream = stream;
+  tampered_stream[60] ^= 1;
+  std::string tampered_unary = sealed.ciphertext();
+  tampered_unary[40] ^= 1;
+  const std::vector<grpc::Status> failures = {
+      Open("alpha", "default", tampered_unary, "ctx", &open_response),
+      Open("alpha", "default", sealed.ciphertext(), "wrong aad", &open_response),
+      Open("alpha", "default", sealed.ciphertext().substr(0, sealed.ciphertext().size() - 1), "ctx", &open_response),
+      Open("beta", "default", sealed.ciphertext(), "ctx", &open_response),
+      Rewrap("alpha", "default", tampered_unary, "ctx", &rewrapped),
+      OpenStream("alpha", tampered_stream, 1000, &opened),
+      OpenStream("alpha", stream.substr(0, stream.size() - 1), 1000, &opened),
+      OpenStream("alpha", stream, 1000, &opened, "default", "wrong aad"),
+      OpenStream("beta", stream, 1000, &opened),
+  };
+  for (size_t i = 0; i < failures.size(); ++i) {
+    EXPECT_EQ(failures[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+    EXPECT_EQ(failures[i].error_message(), "decryption failed") << i;
+  }
+  // Being sent to the wrong call is no decryption failure: not counted against the key.
+  EXPECT_THAT(server_->RenderMetrics(),
+              HasSubstr("sealbox_key_decryption_failures_total{tenant=\"alpha\","
+                        "key=\"default\"} 7"));
+}
+
 TEST_F(ServiceTest, StreamRoundTripInAnyChunking) {
   for (size_t size : {0, 1, 4095, 4096, 4097, 50000}) {
     std::string plaintext = RandomString(size);
@@ -520,7 +574,8 @@ TEST_F(ServiceTest, TenantIsolationErrorsAreIdentical) {
   };
   v1::SealResponse alpha_sealed;
   ASSERT_TRUE(Seal("alpha", "default", "alpha's data", "", &alpha_sealed).ok());
-  const std::string garbage = RandomString(alpha_sealed.ciphertext().size());
+  // Garbage, but with the unary format byte: a stream's byte would be named as such.
+  const std::string garbage = "\x01" + RandomString(alpha_sealed.ciphertext().size() - 1);
 
   // A key name: before and after alpha creates it, beta sees the same.
   const std::vector<std::string> before = beta_sees("hidden", garbage);
