@@ -202,7 +202,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
       // A cancelled call is not a truncated stream: nothing to finish or count.
       if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
       if (!begun_) {
-        return Fail(absl::InvalidArgumentError("stream ended before its start message"));
+        return Fail(
+            absl::InvalidArgumentError("the stream ended before its start message"));
       }
       if (absl::Status s = End(out_); !s.ok()) return Fail(s);
       finishing_ = true;

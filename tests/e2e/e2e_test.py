@@ -217,6 +217,24 @@ class EndToEnd(unittest.TestCase):
         wait_for(lambda: b"sealbox_active_streams 0" in self.metrics(),
                  "the abandoned stream's slot is freed", seconds=10)
 
+    def test_streams_without_a_start_fail(self):
+        # A client that half-closes at once, from another gRPC implementation.
+        data_pb2, data_grpc = load_stubs("data")
+        stub = data_grpc.CryptoStub(grpc.insecure_channel(self.server.address))
+        auth = [("authorization", f"Bearer {self.token}")]
+        for call in (stub.OpenStream, stub.SealStream):
+            with self.assertRaises(grpc.RpcError) as raised:
+                list(call(iter(()), metadata=auth))
+            self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertEqual(raised.exception.details(),
+                             "the stream ended before its start message")
+        # A start and no ciphertext is a truncated stream.
+        with self.assertRaises(grpc.RpcError) as raised:
+            list(stub.OpenStream(
+                iter([data_pb2.OpenStreamRequest(start=data_pb2.StreamStart(key="default"))]),
+                metadata=auth))
+        self.assertEqual(raised.exception.details(), "decryption failed")
+
     def metrics(self):
         return urllib.request.urlopen(
             f"http://127.0.0.1:{self.server.metrics_port}/metrics", timeout=10).read()

@@ -494,6 +494,48 @@ TEST_F(ServiceTest, CiphertextOfTheOtherFormatNamesTheRightCall) {
                         "key=\"default\"} 7"));
 }
 
+// A client that half-closes at once sent no start: an error, never an OK with no output
+// (a caller could take that for an empty plaintext). A start and no ciphertext is a
+// truncated stream; a start and no plaintext seals the empty stream.
+TEST_F(ServiceTest, StreamsThatEndEarly) {
+  for (const char* method : {"OpenStream", "SealStream"}) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+    grpc::Status status;
+    int responses = 0;
+    if (std::string(method) == "OpenStream") {
+      auto stream = crypto_->OpenStream(&context);
+      EXPECT_TRUE(stream->WritesDone());
+      v1::OpenStreamResponse response;
+      while (stream->Read(&response)) ++responses;
+      status = stream->Finish();
+    } else {
+      auto stream = crypto_->SealStream(&context);
+      EXPECT_TRUE(stream->WritesDone());
+      v1::SealStreamResponse response;
+      while (stream->Read(&response)) ++responses;
+      status = stream->Finish();
+    }
+    EXPECT_EQ(responses, 0) << method;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(status.error_message(), "the stream ended before its start message")
+        << method;
+  }
+
+  std::string opened;
+  grpc::Status truncated = OpenStream("alpha", "", 100, &opened);
+  EXPECT_EQ(truncated.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(truncated.error_message(), "decryption failed");
+  EXPECT_TRUE(opened.empty());
+
+  std::string empty_stream;
+  ASSERT_TRUE(SealStream("alpha", "", 100, &empty_stream).ok());
+  EXPECT_EQ(empty_stream.size(), 48u + 16u);  // the header and an empty last segment
+  grpc::Status reopened = OpenStream("alpha", empty_stream, 100, &opened);
+  EXPECT_TRUE(reopened.ok()) << reopened.error_message();
+  EXPECT_TRUE(opened.empty());
+}
+
 TEST_F(ServiceTest, StreamRoundTripInAnyChunking) {
   for (size_t size : {0, 1, 4095, 4096, 4097, 50000}) {
     std::string plaintext = RandomString(size);
