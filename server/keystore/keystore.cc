@@ -467,7 +467,9 @@ absl::Status Keystore::Update(const RecordName& lock,
     if (!storage_txn.ok()) return storage_txn.status();
     Transaction txn(**storage_txn);
     if (absl::Status s = change(txn); !s.ok()) return s;
-    absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(txn.TakeChanges());
+    std::vector<RecordChange> changes = txn.TakeChanges();
+    if (changes.empty()) return absl::OkStatus();  // nothing to write: what it read stands
+    absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(std::move(changes));
     if (committed.ok()) {
       if (!state_->WaitForGeneration(*committed)) {
         Log("keystore_change_not_seen", "warning")
@@ -491,14 +493,15 @@ absl::Status Keystore::Update(const RecordName& lock,
 
 absl::StatusOr<v1::Key> Keystore::UpdateKey(
     const std::string& tenant, const std::string& key,
-    const std::function<absl::Status(internal::Key&)>& change) {
+    const std::function<absl::StatusOr<bool>(internal::Key&)>& change) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   v1::Key result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     auto k = txn.RequireKey(tenant, key);
     if (!k.ok()) return k.status();
-    if (absl::Status changed = change(**k); !changed.ok()) return changed;
-    txn.PutKey(tenant, **k);
+    absl::StatusOr<bool> changed = change(**k);
+    if (!changed.ok()) return changed.status();
+    if (*changed) txn.PutKey(tenant, **k);
     result = PublicKey(tenant, **k);
     return absl::OkStatus();
   });
@@ -666,11 +669,11 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
 
 absl::StatusOr<v1::Key> Keystore::RotateKey(const std::string& tenant,
                                             const std::string& key) {
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto material = RandomMaterial(k.algorithm());
     if (!material.ok()) return material.status();
     AddPrimaryVersion(k, material->span(), /*imported=*/false);
-    return absl::OkStatus();
+    return true;
   });
 }
 
@@ -703,7 +706,7 @@ absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& ten
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("the minimum decryption version must be >= 1");
   }
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     if (version > k.primary_version()) {
       return absl::FailedPreconditionError(
           absl::StrCat("the minimum decryption version ", version,
@@ -711,7 +714,7 @@ absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& ten
                        " of key ", tenant, "/", key, "; rotate first"));
     }
     k.set_min_decryption_version(version);
-    return absl::OkStatus();
+    return true;
   });
 }
 
@@ -723,7 +726,7 @@ absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("a version can only be set ENABLED or DISABLED");
   }
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto v = FindVersion(k, version);
     if (!v.ok()) return v.status();
     if ((*v)->state() == v1::DESTROYED) {
@@ -733,21 +736,23 @@ absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
     if (state == v1::DISABLED && version == k.primary_version()) {
       return RotateFirst(k, version);
     }
+    if ((*v)->state() == state) return false;
     (*v)->set_state(state);
-    return absl::OkStatus();
+    return true;
   });
 }
 
 absl::StatusOr<v1::Key> Keystore::DestroyVersion(const std::string& tenant,
                                                  const std::string& key,
                                                  uint32_t version) {
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto v = FindVersion(k, version);
     if (!v.ok()) return v.status();
+    if ((*v)->state() == v1::DESTROYED) return false;  // idempotent: nothing to write
     if (version == k.primary_version()) return RotateFirst(k, version);
     WipeMaterial(**v);
     (*v)->set_state(v1::DESTROYED);
-    return absl::OkStatus();
+    return true;
   });
 }
 

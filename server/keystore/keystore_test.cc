@@ -320,7 +320,21 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   key = ks->DestroyVersion("acme", "k", 1);
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
-  EXPECT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());  // again: fine
+  // Again: OK, the key as it is, and nothing written.
+  ASSERT_TRUE(ks->Refresh().ok());
+  const uint64_t generation = ks->snapshot()->generation();
+  key = ks->DestroyVersion("acme", "k", 1);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->name(), "k");
+  EXPECT_EQ(key->primary_version(), 2u);
+  ASSERT_THAT(key->versions(), SizeIs(2));
+  EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
+  EXPECT_EQ(key->versions(1).state(), v1::ENABLED);
+  ASSERT_TRUE(ks->Refresh().ok());
+  EXPECT_EQ(ks->snapshot()->generation(), generation);
+  // Another replica sees the version destroyed, and destroying it there is OK too.
+  auto other = OpenOrDie(/*create=*/false);
+  EXPECT_TRUE(other->DestroyVersion("acme", "k", 1).ok());
   EXPECT_TRUE(absl::IsNotFound(ks->DestroyVersion("acme", "k", 9).status()));
   EXPECT_TRUE(absl::IsFailedPrecondition(
       ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()));

@@ -435,6 +435,13 @@ TEST_F(ServiceTest, DisabledAndDestroyedVersions) {
   ASSERT_TRUE(AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key).ok());
   EXPECT_EQ(Open("alpha", "default", v1_sealed.ciphertext(), "", &opened).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+  // Destroying it again is OK (a retried call must not fail) and returns the key.
+  key.Clear();
+  grpc::Status again = AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key);
+  ASSERT_TRUE(again.ok()) << again.error_message();
+  EXPECT_EQ(key.name(), "default");
+  ASSERT_EQ(key.versions_size(), 2);
+  EXPECT_EQ(key.versions(0).state(), v1::DESTROYED);
   version.set_version(2);  // the primary cannot be destroyed
   EXPECT_EQ(AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
