@@ -637,6 +637,13 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     return absl::InvalidArgumentError(
         absl::StrCat("key material must be 16 or 32 bytes, not ", material.size()));
   }
+  // All zeros (an unset buffer) and other one-byte fills are mistakes, not keys. The
+  // message says nothing of which byte it was.
+  if (std::all_of(material.begin(), material.end(),
+                  [&](uint8_t b) { return b == material[0]; })) {
+    return absl::InvalidArgumentError(
+        "key material is one byte repeated (such as all zeros); import random bytes");
+  }
   v1::Key result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;

@@ -99,7 +99,8 @@ class Keystore {
   absl::StatusOr<v1::Key> CreateKey(const std::string& tenant, const std::string& key,
                                     v1::Algorithm algorithm);
   // A new key (its algorithm from the material's size), or a new primary version of
-  // an existing key (the size must match its algorithm).
+  // an existing key (the size must match its algorithm). Material that is one byte
+  // repeated (all zeros, ...) is INVALID_ARGUMENT.
   absl::StatusOr<v1::Key> ImportKey(const std::string& tenant, const std::string& key,
                                     absl::Span<const uint8_t> material);
   absl::StatusOr<v1::Key> RotateKey(const std::string& tenant, const std::string& key);

@@ -23,6 +23,14 @@ using ::testing::Not;
 using ::testing::SizeIs;
 using testing::RandomKek;
 
+// Importable material: `size` bytes counting up from `first` (one byte repeated is
+// refused).
+std::vector<uint8_t> Material(size_t size, uint8_t first) {
+  std::vector<uint8_t> material(size);
+  for (size_t i = 0; i < size; ++i) material[i] = static_cast<uint8_t>(first + i);
+  return material;
+}
+
 class KeystoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -61,7 +69,7 @@ TEST_P(KeystoreTest, KeksMustBe32Bytes) {
 
 TEST_P(KeystoreTest, ReopenSeesEverything) {
   std::string token;
-  std::vector<uint8_t> material(32, 0x5a);
+  std::vector<uint8_t> material = Material(32, 0x5a);
   {
     auto ks = OpenOrDie();
     ASSERT_TRUE(ks->CreateTenant("acme").ok());
@@ -263,7 +271,7 @@ TEST_P(KeystoreTest, RotationKeepsOldVersions) {
 TEST_P(KeystoreTest, ImportKey) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  std::vector<uint8_t> aes128(16, 0xab), aes256(32, 0xcd);
+  std::vector<uint8_t> aes128 = Material(16, 0xab), aes256 = Material(32, 0xcd);
   auto key = ks->ImportKey("acme", "byok", aes128);
   ASSERT_TRUE(key.ok()) << key.status();
   EXPECT_EQ(key->algorithm(), v1::AES_128_GCM);
@@ -274,15 +282,31 @@ TEST_P(KeystoreTest, ImportKey) {
   const std::string hex = absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(aes256.data()), aes256.size()));
   EXPECT_THAT(mismatch.message(), Not(HasSubstr(hex.substr(0, 8))));
-  EXPECT_THAT(mismatch.message(), Not(HasSubstr("\xcd\xcd")));
+  EXPECT_THAT(mismatch.message(), Not(HasSubstr("\xcd\xce")));
 
-  key = ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0x01));
+  key = ks->ImportKey("acme", "byok", Material(16, 0x01));
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->primary_version(), 2u);
   EXPECT_TRUE(absl::IsInvalidArgument(
       ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ks->ImportKey("acme", "x", {}).status()));
   EXPECT_TRUE(absl::IsNotFound(ks->ImportKey("nobody", "x", aes256).status()));
+  // All zeros, and any other byte repeated, is a mistake rather than a key: refused,
+  // for a new key and for a new version alike, without saying which byte.
+  const std::string weak_message =
+      "key material is one byte repeated (such as all zeros); import random bytes";
+  for (size_t size : {16, 32}) {
+    for (uint8_t fill : {0x00, 0xff, 0x5a}) {
+      absl::Status weak =
+          ks->ImportKey("acme", "weak", std::vector<uint8_t>(size, fill)).status();
+      EXPECT_TRUE(absl::IsInvalidArgument(weak)) << weak;
+      EXPECT_EQ(weak.message(), weak_message);
+    }
+  }
+  EXPECT_EQ(ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0)).status().message(),
+            weak_message);
+  EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "weak").status()));
+  EXPECT_EQ(ks->GetKey("acme", "byok")->primary_version(), 2u);
   // An existing key made by CreateKey takes imported material as its new primary.
   ASSERT_TRUE(ks->CreateKey("acme", "made", v1::AES_256_GCM).ok());
   key = ks->ImportKey("acme", "made", aes256);
