@@ -14,7 +14,7 @@ namespace {
 
 absl::Status KeyNotFound(const std::string& key) {
   // Only ever about the caller's own tenant: another tenant's keys are invisible.
-  return absl::NotFoundError(absl::StrCat("no key named \"", key, "\""));
+  return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
 }
 
 // A version number that names no version can only come from a damaged or forged

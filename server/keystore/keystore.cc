@@ -62,16 +62,32 @@ absl::StatusOr<crypto::SecretBytes> RandomMaterial(v1::Algorithm algorithm) {
   return material;
 }
 
-absl::Status TenantNotFound(const std::string& tenant) {
-  return absl::NotFoundError(absl::StrCat("tenant ", tenant, " not found"));
+// Every error names what it is about in one form: `tenant "acme"`, `key "acme/orders"`,
+// `key "acme/orders" version 3`. Names are validated before any lookup, so the ones
+// quoted here are plain [A-Za-z0-9_.-] text.
+std::string TenantRef(const std::string& tenant) {
+  return absl::StrCat("tenant \"", tenant, "\"");
 }
 
-absl::StatusOr<internal::KeyVersion*> FindVersion(internal::Key& key, uint32_t version) {
+std::string KeyRef(const std::string& tenant, const std::string& key) {
+  return absl::StrCat("key \"", tenant, "/", key, "\"");
+}
+
+absl::Status TenantNotFound(const std::string& tenant) {
+  return absl::NotFoundError(absl::StrCat(TenantRef(tenant), " not found"));
+}
+
+absl::Status KeyNotFound(const std::string& tenant, const std::string& key) {
+  return absl::NotFoundError(absl::StrCat(KeyRef(tenant, key), " not found"));
+}
+
+absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant,
+                                                  internal::Key& key, uint32_t version) {
   for (internal::KeyVersion& v : *key.mutable_versions()) {
     if (v.version() == version) return &v;
   }
   return absl::NotFoundError(
-      absl::StrCat("key ", key.name(), " has no version ", version));
+      absl::StrCat(KeyRef(tenant, key.name()), " version ", version, " not found"));
 }
 
 // Appends a version (one past the highest so far) and makes it primary.
@@ -91,10 +107,11 @@ void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
   if (key.min_decryption_version() == 0) key.set_min_decryption_version(1);
 }
 
-absl::Status RotateFirst(const internal::Key& key, uint32_t version) {
-  return absl::FailedPreconditionError(absl::StrCat("version ", version,
-                                                    " is the primary version of key ",
-                                                    key.name(), "; rotate first"));
+absl::Status RotateFirst(const std::string& tenant, const internal::Key& key,
+                         uint32_t version) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(KeyRef(tenant, key.name()), " version ", version,
+                   " is the primary version; rotate first"));
 }
 
 // The public description of a key as committed (no key material).
@@ -159,7 +176,7 @@ class Keystore::Transaction {
     if (!found.ok()) return found.status();
     if (*found != nullptr) return *found;
     if (absl::Status s = RequireTenant(tenant); !s.ok()) return s;
-    return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
+    return KeyNotFound(tenant, key);
   }
 
   absl::StatusOr<bool> HasToken(const std::string& tenant, const std::string& id) {
@@ -515,7 +532,7 @@ absl::StatusOr<v1::Tenant> Keystore::CreateTenant(const std::string& name) {
     auto exists = txn.HasTenant(name);
     if (!exists.ok()) return exists.status();
     if (*exists) {
-      return absl::AlreadyExistsError(absl::StrCat("tenant ", name, " already exists"));
+      return absl::AlreadyExistsError(absl::StrCat(TenantRef(name), " already exists"));
     }
     txn.PutTenant(name);
     return absl::OkStatus();
@@ -580,8 +597,8 @@ absl::Status Keystore::RevokeToken(const std::string& tenant,
                                    const std::string& token_id) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   // Not echoed: a token pasted in place of its id must not reach a log.
-  const absl::Status no_such_token =
-      absl::NotFoundError(absl::StrCat("tenant ", tenant, " has no token with that id"));
+  const absl::Status no_such_token = absl::NotFoundError(
+      absl::StrCat("token with that id not found in ", TenantRef(tenant)));
   if (token_id.empty() || token_id.size() > 64) return no_such_token;
   return Update(RecordName::Token(tenant, token_id), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
@@ -609,8 +626,7 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
     auto existing = txn.FindKey(tenant, key);
     if (!existing.ok()) return existing.status();
     if (*existing != nullptr) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("key ", tenant, "/", key, " already exists"));
+      return absl::AlreadyExistsError(absl::StrCat(KeyRef(tenant, key), " already exists"));
     }
     internal::Record record;
     internal::Key& created = *record.mutable_key();
@@ -654,7 +670,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     if (*existing != nullptr) {
       if ((*existing)->algorithm() != algorithm) {
         return absl::InvalidArgumentError(
-            absl::StrCat("key ", tenant, "/", key, " is ",
+            absl::StrCat(KeyRef(tenant, key), " is ",
                          v1::Algorithm_Name((*existing)->algorithm()), " (",
                          MaterialBytes((*existing)->algorithm()), "-byte material), not ",
                          material.size(), " bytes"));
@@ -690,9 +706,7 @@ absl::StatusOr<v1::Key> Keystore::GetKey(const std::string& tenant,
   auto snap = snapshot();
   if (snap->FindTenant(tenant) == nullptr) return TenantNotFound(tenant);
   const KeyEntry* entry = snap->FindKey(tenant, key);
-  if (entry == nullptr) {
-    return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
-  }
+  if (entry == nullptr) return KeyNotFound(tenant, key);
   return entry->ToProto();
 }
 
@@ -715,10 +729,9 @@ absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& ten
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     if (version > k.primary_version()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the minimum decryption version ", version,
-                       " would be above the primary version ", k.primary_version(),
-                       " of key ", tenant, "/", key, "; rotate first"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          KeyRef(tenant, key), " minimum decryption version ", version,
+          " would be above its primary version ", k.primary_version(), "; rotate first"));
     }
     k.set_min_decryption_version(version);
     return true;
@@ -734,14 +747,14 @@ absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
     return absl::InvalidArgumentError("a version can only be set ENABLED or DISABLED");
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
-    auto v = FindVersion(k, version);
+    auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
     if ((*v)->state() == v1::DESTROYED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "version ", version, " of key ", tenant, "/", key, " is destroyed"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(KeyRef(tenant, key), " version ", version, " is destroyed"));
     }
     if (state == v1::DISABLED && version == k.primary_version()) {
-      return RotateFirst(k, version);
+      return RotateFirst(tenant, k, version);
     }
     if ((*v)->state() == state) return false;
     (*v)->set_state(state);
@@ -753,10 +766,10 @@ absl::StatusOr<v1::Key> Keystore::DestroyVersion(const std::string& tenant,
                                                  const std::string& key,
                                                  uint32_t version) {
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
-    auto v = FindVersion(k, version);
+    auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
     if ((*v)->state() == v1::DESTROYED) return false;  // idempotent: nothing to write
-    if (version == k.primary_version()) return RotateFirst(k, version);
+    if (version == k.primary_version()) return RotateFirst(tenant, k, version);
     WipeMaterial(**v);
     (*v)->set_state(v1::DESTROYED);
     return true;

@@ -374,6 +374,67 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   EXPECT_NE(entry->versions.at(2).material, nullptr);
 }
 
+// Each kind of error has one form, whichever call meets it: `tenant "acme" not found`,
+// `key "acme/k" not found`, `key "acme/k" version 9 not found`, `... already exists`.
+TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  auto message = [](const absl::Status& s) { return std::string(s.message()); };
+  const std::vector<uint8_t> material = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+  const std::string no_tenant = "tenant \"nobody\" not found";
+  for (const absl::Status& s :
+       {ks->DeleteTenant("nobody"), ks->IssueToken("nobody", "").status(),
+        ks->RevokeToken("nobody", "0123456789abcdef"),
+        ks->CreateKey("nobody", "k", v1::AES_256_GCM).status(),
+        ks->ImportKey("nobody", "k", material).status(), ks->RotateKey("nobody", "k").status(),
+        ks->GetKey("nobody", "k").status(), ks->ListKeys("nobody").status(),
+        ks->SetMinDecryptionVersion("nobody", "k", 1).status(),
+        ks->SetVersionState("nobody", "k", 1, v1::DISABLED).status(),
+        ks->DestroyVersion("nobody", "k", 1).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), no_tenant);
+  }
+  const std::string no_key = "key \"acme/missing\" not found";
+  for (const absl::Status& s :
+       {ks->RotateKey("acme", "missing").status(), ks->GetKey("acme", "missing").status(),
+        ks->SetMinDecryptionVersion("acme", "missing", 1).status(),
+        ks->SetVersionState("acme", "missing", 1, v1::DISABLED).status(),
+        ks->DestroyVersion("acme", "missing", 1).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), no_key);
+  }
+  for (const absl::Status& s : {ks->SetVersionState("acme", "k", 9, v1::ENABLED).status(),
+                                ks->DestroyVersion("acme", "k", 9).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), "key \"acme/k\" version 9 not found");
+  }
+  EXPECT_EQ(message(ks->CreateTenant("acme").status()), "tenant \"acme\" already exists");
+  EXPECT_EQ(message(ks->CreateKey("acme", "k", v1::AES_256_GCM).status()),
+            "key \"acme/k\" already exists");
+  EXPECT_EQ(message(ks->RevokeToken("acme", "0123456789abcdef")),
+            "token with that id not found in tenant \"acme\"");
+  EXPECT_EQ(message(ks->ImportKey("acme", "k", material).status()),
+            "key \"acme/k\" is AES_256_GCM (32-byte material), not 16 bytes");
+  EXPECT_EQ(message(ks->DestroyVersion("acme", "k", 1).status()),
+            "key \"acme/k\" version 1 is the primary version; rotate first");
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::DISABLED).status()),
+            "key \"acme/k\" version 1 is the primary version; rotate first");
+  EXPECT_EQ(message(ks->SetMinDecryptionVersion("acme", "k", 2).status()),
+            "key \"acme/k\" minimum decryption version 2 would be above its primary "
+            "version 1; rotate first");
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  ASSERT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()),
+            "key \"acme/k\" version 1 is destroyed");
+  // What the data plane sees of a version (the tenant is the caller's own, unnamed).
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(message(entry->VersionForOpen(1).status()), "key \"k\" version 1 is destroyed");
+  EXPECT_EQ(message(entry->VersionForOpen(7).status()), "key \"k\" version 7 not found");
+}
+
 TEST_P(KeystoreTest, MinDecryptionVersion) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
