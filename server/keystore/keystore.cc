@@ -485,7 +485,8 @@ absl::Status Keystore::Update(const RecordName& lock,
     Transaction txn(**storage_txn);
     if (absl::Status s = change(txn); !s.ok()) return s;
     std::vector<RecordChange> changes = txn.TakeChanges();
-    if (changes.empty()) return absl::OkStatus();  // nothing to write: what it read stands
+    // Nothing to write: what the change read is the answer.
+    if (changes.empty()) return absl::OkStatus();
     absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(std::move(changes));
     if (committed.ok()) {
       if (!state_->WaitForGeneration(*committed)) {
@@ -626,7 +627,8 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
     auto existing = txn.FindKey(tenant, key);
     if (!existing.ok()) return existing.status();
     if (*existing != nullptr) {
-      return absl::AlreadyExistsError(absl::StrCat(KeyRef(tenant, key), " already exists"));
+      return absl::AlreadyExistsError(
+          absl::StrCat(KeyRef(tenant, key), " already exists"));
     }
     internal::Record record;
     internal::Key& created = *record.mutable_key();

@@ -381,14 +381,15 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
   ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
   auto message = [](const absl::Status& s) { return std::string(s.message()); };
-  const std::vector<uint8_t> material = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const std::vector<uint8_t> material = Material(16, 1);
 
   const std::string no_tenant = "tenant \"nobody\" not found";
   for (const absl::Status& s :
        {ks->DeleteTenant("nobody"), ks->IssueToken("nobody", "").status(),
         ks->RevokeToken("nobody", "0123456789abcdef"),
         ks->CreateKey("nobody", "k", v1::AES_256_GCM).status(),
-        ks->ImportKey("nobody", "k", material).status(), ks->RotateKey("nobody", "k").status(),
+        ks->ImportKey("nobody", "k", material).status(),
+        ks->RotateKey("nobody", "k").status(),
         ks->GetKey("nobody", "k").status(), ks->ListKeys("nobody").status(),
         ks->SetMinDecryptionVersion("nobody", "k", 1).status(),
         ks->SetVersionState("nobody", "k", 1, v1::DISABLED).status(),
@@ -431,7 +432,8 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   // What the data plane sees of a version (the tenant is the caller's own, unnamed).
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   ASSERT_NE(entry, nullptr);
-  EXPECT_EQ(message(entry->VersionForOpen(1).status()), "key \"k\" version 1 is destroyed");
+  EXPECT_EQ(message(entry->VersionForOpen(1).status()),
+            "key \"k\" version 1 is destroyed");
   EXPECT_EQ(message(entry->VersionForOpen(7).status()), "key \"k\" version 7 not found");
 }
 

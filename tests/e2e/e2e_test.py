@@ -261,10 +261,9 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(raised.exception.details(),
                              "the stream ended before its start message")
         # A start and no ciphertext is a truncated stream.
+        start = data_pb2.OpenStreamRequest(start=data_pb2.StreamStart(key="default"))
         with self.assertRaises(grpc.RpcError) as raised:
-            list(stub.OpenStream(
-                iter([data_pb2.OpenStreamRequest(start=data_pb2.StreamStart(key="default"))]),
-                metadata=auth))
+            list(stub.OpenStream(iter([start]), metadata=auth))
         self.assertEqual(raised.exception.details(), "decryption failed")
 
     def metrics(self):

@@ -480,10 +480,11 @@ TEST_F(ServiceTest, CiphertextOfTheOtherFormatNamesTheRightCall) {
   tampered_stream[60] ^= 1;
   std::string tampered_unary = sealed.ciphertext();
   tampered_unary[40] ^= 1;
+  const std::string cut_unary = sealed.ciphertext().substr(0, sealed.ciphertext().size() - 1);
   const std::vector<grpc::Status> failures = {
       Open("alpha", "default", tampered_unary, "ctx", &open_response),
       Open("alpha", "default", sealed.ciphertext(), "wrong aad", &open_response),
-      Open("alpha", "default", sealed.ciphertext().substr(0, sealed.ciphertext().size() - 1), "ctx", &open_response),
+      Open("alpha", "default", cut_unary, "ctx", &open_response),
       Open("beta", "default", sealed.ciphertext(), "ctx", &open_response),
       Rewrap("alpha", "default", tampered_unary, "ctx", &rewrapped),
       OpenStream("alpha", tampered_stream, 1000, &opened),
