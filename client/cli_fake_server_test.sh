@@ -121,7 +121,7 @@ SEALBOX_TOKEN= expect 4 "no token" -- open --key k -i "$TMP/hello.sealed"
 expect 4 "admin token on the data plane" -- --token admin-token seal --key k -i "$TMP/hello" -o "$TMP/x"
 err_has "PERMISSION_DENIED"
 expect 5 "missing key, unary" -- seal --key missing -i "$TMP/hello" -o "$TMP/x"
-err_has "sealbox: seal: NOT_FOUND: key missing not found"
+err_has 'sealbox: seal: NOT_FOUND: key "missing" not found'
 expect 5 "missing key, stream" -- open --key missing -i "$TMP/big.sealed" -o "$TMP/x"
 [[ -e "$TMP/x" ]] && fail "failed commands left output"
 
@@ -140,7 +140,7 @@ expect 0 "token issue" -- admin token issue acme --description "ci job"
 [[ "$(cat "$TMP/out")" == fresh-token ]] || fail "token issue stdout is not the token alone"
 err_has "issued token t2 for tenant acme"
 expect 5 "unknown tenant" -- admin token issue ghost
-err_has "sealbox: issue token for ghost: NOT_FOUND: tenant ghost not found"
+err_has 'sealbox: issue token for ghost: NOT_FOUND: tenant "ghost" not found'
 expect 0 "key get" -- admin key get acme default
 out_has "acme/default  AES-256-GCM  primary v2  min decryption v1"
 out_has "  v2    enabled    2023-11-14 22:13:22 UTC  (primary)"

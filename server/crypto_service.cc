@@ -11,6 +11,7 @@
 #include "crypto/format/unary.h"
 #include "crypto/kernel/secure_wipe.h"
 #include "server/grpc_status.h"
+#include "server/keystore/names.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -55,15 +56,17 @@ class UnaryCall {
   absl::Time started_;
 };
 
+absl::Status CheckAssociatedData(const std::string& aad) {
+  if (aad.size() <= kMaxAssociatedDataBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "associated data of ", aad.size(), " bytes exceeds the limit of ",
+      kMaxAssociatedDataBytes / 1024, " KiB (", kMaxAssociatedDataBytes, " bytes)"));
+}
+
 absl::Status TooLarge(size_t size, size_t limit) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "message of ", size, " bytes exceeds the unary limit of ", limit,
       " bytes; use SealStream/OpenStream"));
-}
-
-absl::Status CheckKeyName(const std::string& key) {
-  if (key.empty()) return absl::InvalidArgumentError("key must be set");
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -88,8 +91,8 @@ void CryptoService::CountOpenOutcome(const absl::Status& status,
 }
 
 absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
-    const grpc::CallbackServerContext& context, const std::string& key, size_t size,
-    size_t limit) const {
+    const grpc::CallbackServerContext& context, const std::string& key,
+    const std::string& aad, size_t size, size_t limit) const {
   // Before the keystore has loaded no token is known: say so, rather than count every
   // caller as a failed authentication.
   if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
@@ -97,7 +100,10 @@ absl::StatusOr<CryptoService::Caller> CryptoService::Admit(
   absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
   if (!tenant.ok()) return tenant.status();
   caller.tenant = *std::move(tenant);
-  if (absl::Status s = CheckKeyName(key); !s.ok()) return s;
+  // The admin plane's rule: a name no key can have is refused before any lookup, and
+  // never echoed.
+  if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
+  if (absl::Status s = CheckAssociatedData(aad); !s.ok()) return s;
   if (size > limit) return TooLarge(size, limit);
   return caller;
 }
@@ -106,9 +112,9 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               const v1::SealRequest* request,
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, "Seal");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->plaintext().size(),
-                                        limits_.max_unary_bytes);
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(), request->associated_data(),
+            request->plaintext().size(), limits_.max_unary_bytes);
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Sealed> sealed = data_plane_.Seal(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->plaintext()),
@@ -124,9 +130,9 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                               const v1::OpenRequest* request,
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, "Open");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->ciphertext().size(),
-                                        MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(), request->associated_data(),
+            request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Opened> opened = data_plane_.Open(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
@@ -144,9 +150,9 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                 const v1::RewrapRequest* request,
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, "Rewrap");
-  absl::StatusOr<Caller> caller = Admit(*context, request->key(),
-                                        request->ciphertext().size(),
-                                        MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller =
+      Admit(*context, request->key(), request->associated_data(),
+            request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
   absl::StatusOr<Rewrapped> rewrapped = data_plane_.Rewrap(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
@@ -196,7 +202,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
       // A cancelled call is not a truncated stream: nothing to finish or count.
       if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
       if (!begun_) {
-        return Fail(absl::InvalidArgumentError("stream ended before its start message"));
+        return Fail(
+            absl::InvalidArgumentError("the stream ended before its start message"));
       }
       if (absl::Status s = End(out_); !s.ok()) return Fail(s);
       finishing_ = true;
@@ -262,7 +269,8 @@ class StreamCall : public grpc::ServerBidiReactor<Request, Response> {
       return absl::InvalidArgumentError("the first message must be `start`");
     }
     absl::StatusOr<CryptoService::Caller> caller = service_->Admit(
-        *context_, request_.start().key(), /*size=*/0, /*limit=*/0);
+        *context_, request_.start().key(), request_.start().associated_data(),
+        /*size=*/0, /*limit=*/0);
     if (!caller.ok()) return caller.status();
     begun_ = true;
     return Begin(std::move(caller->snapshot), caller->tenant, request_.start(), out_);
@@ -374,7 +382,13 @@ class OpenStreamCall final
 
   absl::Status Consume(v1::OpenStreamRequest& request,
                        std::vector<uint8_t>& out) override {
-    return opener_->Update(AsBytes(request.ciphertext_chunk()), out);
+    const std::string& chunk = request.ciphertext_chunk();
+    if (!first_byte_checked_ && !chunk.empty()) {
+      first_byte_checked_ = true;
+      absl::Status s = CheckOpenStreamFormat(static_cast<uint8_t>(chunk[0]));
+      if (!s.ok()) return s;
+    }
+    return opener_->Update(AsBytes(chunk), out);
   }
 
   absl::Status End(std::vector<uint8_t>& out) override { return opener_->Finish(out); }
@@ -390,6 +404,7 @@ class OpenStreamCall final
   }
 
   std::unique_ptr<crypto::StreamOpener> opener_;
+  bool first_byte_checked_ = false;
   // The caller's key, for counting a failure against it.
   std::shared_ptr<const Snapshot> snapshot_;
   std::string tenant_;

@@ -20,6 +20,10 @@
 
 namespace sealbox::server {
 
+// Associated data of one unary call or stream start, at most. Unlike plaintext it is
+// never chunked: it arrives in one message and is held whole for the call.
+inline constexpr size_t kMaxAssociatedDataBytes = 64 * 1024;
+
 struct DataPlaneLimits {
   // Largest plaintext (and ciphertext, less the format's overhead) of a unary call.
   size_t max_unary_bytes = 1 << 20;
@@ -63,10 +67,11 @@ class CryptoService final : public v1::Crypto::CallbackService {
     std::string tenant;
   };
 
-  // Authenticates the caller and checks the key name and the message size.
+  // Authenticates the caller and checks the key name, the associated data's size and
+  // the message size.
   absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
-                               const std::string& key, size_t size,
-                               size_t limit) const;
+                               const std::string& key, const std::string& aad,
+                               size_t size, size_t limit) const;
 
   // Counts what an Open or Rewrap of the caller's `key` ended with.
   void CountOpenOutcome(const absl::Status& status, const std::string& tenant,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/kernel/secure_wipe.h"
 #include "server/log.h"
@@ -13,7 +14,7 @@ namespace {
 
 absl::Status KeyNotFound(const std::string& key) {
   // Only ever about the caller's own tenant: another tenant's keys are invisible.
-  return absl::NotFoundError(absl::StrCat("no key named \"", key, "\""));
+  return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
 }
 
 // A version number that names no version can only come from a damaged or forged
@@ -24,7 +25,23 @@ absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
   return status;
 }
 
+// A ciphertext's first byte names its format (docs/FORMAT.md) and tells an attacker
+// nothing, so one given to the wrong call is told which call takes it.
+absl::Status RefuseStream(absl::Span<const uint8_t> ciphertext, absl::string_view why) {
+  if (ciphertext.empty() || ciphertext[0] != crypto::kStreamFormatV1) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("this is a stream ciphertext (from SealStream): ", why));
+}
+
 }  // namespace
+
+absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
+  if (first_byte != crypto::kUnaryFormatV1) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
+}
 
 DataPlane::DataPlane(size_t max_cached_epochs, uint64_t max_decryption_failures,
                      CatchUp catch_up)
@@ -108,6 +125,9 @@ absl::StatusOr<Opened> DataPlane::Open(const Snapshot& snapshot,
                                        const std::string& key,
                                        absl::Span<const uint8_t> ciphertext,
                                        absl::Span<const uint8_t> aad) {
+  if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
+    return s;
+  }
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
       CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
@@ -137,6 +157,11 @@ absl::StatusOr<Rewrapped> DataPlane::Rewrap(const Snapshot& snapshot,
                                             const std::string& key,
                                             absl::Span<const uint8_t> ciphertext,
                                             absl::Span<const uint8_t> aad) {
+  if (absl::Status s = RefuseStream(
+          ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
+      !s.ok()) {
+    return s;
+  }
   // Opened and sealed again with one snapshot: never under an older primary than
   // the ciphertext's own version.
   std::shared_ptr<const Snapshot> fresher;

@@ -38,6 +38,10 @@ struct Rewrapped {
   uint32_t previous_key_version = 0;
 };
 
+// OpenStream's check of the first ciphertext byte it receives: a unary ciphertext is
+// INVALID_ARGUMENT naming Open, anything else is OK (and fails or opens as usual).
+absl::Status CheckOpenStreamFormat(uint8_t first_byte);
+
 class DataPlane {
  public:
   // `max_cached_epochs` bounds the subkeys kept for opening other epochs
@@ -53,7 +57,9 @@ class DataPlane {
                      uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
-  // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed".
+  // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
+  // for Open and Rewrap INVALID_ARGUMENT naming OpenStream when given a stream
+  // ciphertext (the format byte is public; see CheckOpenStreamFormat).
   // Open, Rewrap and NewStreamOpener also RESOURCE_EXHAUSTED for a key over its
   // decryption-failure limit (IsDecryptionLimitReached).
   //

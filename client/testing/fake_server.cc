@@ -65,7 +65,7 @@ std::string Header(char format, const std::string& aad) {
 }
 
 grpc::Status CheckKey(const std::string& key) {
-  if (key == "missing") return grpc::Status(grpc::StatusCode::NOT_FOUND, "key missing not found");
+  if (key == "missing") return grpc::Status(grpc::StatusCode::NOT_FOUND, "key \"missing\" not found");
   return grpc::Status::OK;
 }
 
@@ -176,7 +176,7 @@ v1::Key SampleKey(const std::string& tenant, const std::string& name) {
 }
 
 grpc::Status CheckTenant(const std::string& tenant) {
-  if (tenant == "ghost") return grpc::Status(grpc::StatusCode::NOT_FOUND, "tenant ghost not found");
+  if (tenant == "ghost") return grpc::Status(grpc::StatusCode::NOT_FOUND, "tenant \"ghost\" not found");
   return grpc::Status::OK;
 }
 

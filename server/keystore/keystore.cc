@@ -62,16 +62,32 @@ absl::StatusOr<crypto::SecretBytes> RandomMaterial(v1::Algorithm algorithm) {
   return material;
 }
 
-absl::Status TenantNotFound(const std::string& tenant) {
-  return absl::NotFoundError(absl::StrCat("tenant ", tenant, " not found"));
+// Every error names what it is about in one form: `tenant "acme"`, `key "acme/orders"`,
+// `key "acme/orders" version 3`. Names are validated before any lookup, so the ones
+// quoted here are plain [A-Za-z0-9_.-] text.
+std::string TenantRef(const std::string& tenant) {
+  return absl::StrCat("tenant \"", tenant, "\"");
 }
 
-absl::StatusOr<internal::KeyVersion*> FindVersion(internal::Key& key, uint32_t version) {
+std::string KeyRef(const std::string& tenant, const std::string& key) {
+  return absl::StrCat("key \"", tenant, "/", key, "\"");
+}
+
+absl::Status TenantNotFound(const std::string& tenant) {
+  return absl::NotFoundError(absl::StrCat(TenantRef(tenant), " not found"));
+}
+
+absl::Status KeyNotFound(const std::string& tenant, const std::string& key) {
+  return absl::NotFoundError(absl::StrCat(KeyRef(tenant, key), " not found"));
+}
+
+absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant,
+                                                  internal::Key& key, uint32_t version) {
   for (internal::KeyVersion& v : *key.mutable_versions()) {
     if (v.version() == version) return &v;
   }
   return absl::NotFoundError(
-      absl::StrCat("key ", key.name(), " has no version ", version));
+      absl::StrCat(KeyRef(tenant, key.name()), " version ", version, " not found"));
 }
 
 // Appends a version (one past the highest so far) and makes it primary.
@@ -91,10 +107,11 @@ void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
   if (key.min_decryption_version() == 0) key.set_min_decryption_version(1);
 }
 
-absl::Status RotateFirst(const internal::Key& key, uint32_t version) {
-  return absl::FailedPreconditionError(absl::StrCat("version ", version,
-                                                    " is the primary version of key ",
-                                                    key.name(), "; rotate first"));
+absl::Status RotateFirst(const std::string& tenant, const internal::Key& key,
+                         uint32_t version) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(KeyRef(tenant, key.name()), " version ", version,
+                   " is the primary version; rotate first"));
 }
 
 // The public description of a key as committed (no key material).
@@ -159,7 +176,7 @@ class Keystore::Transaction {
     if (!found.ok()) return found.status();
     if (*found != nullptr) return *found;
     if (absl::Status s = RequireTenant(tenant); !s.ok()) return s;
-    return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
+    return KeyNotFound(tenant, key);
   }
 
   absl::StatusOr<bool> HasToken(const std::string& tenant, const std::string& id) {
@@ -467,7 +484,10 @@ absl::Status Keystore::Update(const RecordName& lock,
     if (!storage_txn.ok()) return storage_txn.status();
     Transaction txn(**storage_txn);
     if (absl::Status s = change(txn); !s.ok()) return s;
-    absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(txn.TakeChanges());
+    std::vector<RecordChange> changes = txn.TakeChanges();
+    // Nothing to write: what the change read is the answer.
+    if (changes.empty()) return absl::OkStatus();
+    absl::StatusOr<uint64_t> committed = (*storage_txn)->Commit(std::move(changes));
     if (committed.ok()) {
       if (!state_->WaitForGeneration(*committed)) {
         Log("keystore_change_not_seen", "warning")
@@ -491,14 +511,15 @@ absl::Status Keystore::Update(const RecordName& lock,
 
 absl::StatusOr<v1::Key> Keystore::UpdateKey(
     const std::string& tenant, const std::string& key,
-    const std::function<absl::Status(internal::Key&)>& change) {
+    const std::function<absl::StatusOr<bool>(internal::Key&)>& change) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   v1::Key result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     auto k = txn.RequireKey(tenant, key);
     if (!k.ok()) return k.status();
-    if (absl::Status changed = change(**k); !changed.ok()) return changed;
-    txn.PutKey(tenant, **k);
+    absl::StatusOr<bool> changed = change(**k);
+    if (!changed.ok()) return changed.status();
+    if (*changed) txn.PutKey(tenant, **k);
     result = PublicKey(tenant, **k);
     return absl::OkStatus();
   });
@@ -512,7 +533,7 @@ absl::StatusOr<v1::Tenant> Keystore::CreateTenant(const std::string& name) {
     auto exists = txn.HasTenant(name);
     if (!exists.ok()) return exists.status();
     if (*exists) {
-      return absl::AlreadyExistsError(absl::StrCat("tenant ", name, " already exists"));
+      return absl::AlreadyExistsError(absl::StrCat(TenantRef(name), " already exists"));
     }
     txn.PutTenant(name);
     return absl::OkStatus();
@@ -577,8 +598,8 @@ absl::Status Keystore::RevokeToken(const std::string& tenant,
                                    const std::string& token_id) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   // Not echoed: a token pasted in place of its id must not reach a log.
-  const absl::Status no_such_token =
-      absl::NotFoundError(absl::StrCat("tenant ", tenant, " has no token with that id"));
+  const absl::Status no_such_token = absl::NotFoundError(
+      absl::StrCat("token with that id not found in ", TenantRef(tenant)));
   if (token_id.empty() || token_id.size() > 64) return no_such_token;
   return Update(RecordName::Token(tenant, token_id), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
@@ -607,7 +628,7 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
     if (!existing.ok()) return existing.status();
     if (*existing != nullptr) {
       return absl::AlreadyExistsError(
-          absl::StrCat("key ", tenant, "/", key, " already exists"));
+          absl::StrCat(KeyRef(tenant, key), " already exists"));
     }
     internal::Record record;
     internal::Key& created = *record.mutable_key();
@@ -634,6 +655,13 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     return absl::InvalidArgumentError(
         absl::StrCat("key material must be 16 or 32 bytes, not ", material.size()));
   }
+  // All zeros (an unset buffer) and other one-byte fills are mistakes, not keys. The
+  // message says nothing of which byte it was.
+  if (std::all_of(material.begin(), material.end(),
+                  [&](uint8_t b) { return b == material[0]; })) {
+    return absl::InvalidArgumentError(
+        "key material is one byte repeated (such as all zeros); import random bytes");
+  }
   v1::Key result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
@@ -644,7 +672,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     if (*existing != nullptr) {
       if ((*existing)->algorithm() != algorithm) {
         return absl::InvalidArgumentError(
-            absl::StrCat("key ", tenant, "/", key, " is ",
+            absl::StrCat(KeyRef(tenant, key), " is ",
                          v1::Algorithm_Name((*existing)->algorithm()), " (",
                          MaterialBytes((*existing)->algorithm()), "-byte material), not ",
                          material.size(), " bytes"));
@@ -666,11 +694,11 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
 
 absl::StatusOr<v1::Key> Keystore::RotateKey(const std::string& tenant,
                                             const std::string& key) {
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto material = RandomMaterial(k.algorithm());
     if (!material.ok()) return material.status();
     AddPrimaryVersion(k, material->span(), /*imported=*/false);
-    return absl::OkStatus();
+    return true;
   });
 }
 
@@ -680,9 +708,7 @@ absl::StatusOr<v1::Key> Keystore::GetKey(const std::string& tenant,
   auto snap = snapshot();
   if (snap->FindTenant(tenant) == nullptr) return TenantNotFound(tenant);
   const KeyEntry* entry = snap->FindKey(tenant, key);
-  if (entry == nullptr) {
-    return absl::NotFoundError(absl::StrCat("key ", tenant, "/", key, " not found"));
-  }
+  if (entry == nullptr) return KeyNotFound(tenant, key);
   return entry->ToProto();
 }
 
@@ -703,15 +729,14 @@ absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& ten
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("the minimum decryption version must be >= 1");
   }
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     if (version > k.primary_version()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the minimum decryption version ", version,
-                       " would be above the primary version ", k.primary_version(),
-                       " of key ", tenant, "/", key, "; rotate first"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          KeyRef(tenant, key), " minimum decryption version ", version,
+          " would be above its primary version ", k.primary_version(), "; rotate first"));
     }
     k.set_min_decryption_version(version);
-    return absl::OkStatus();
+    return true;
   });
 }
 
@@ -723,31 +748,33 @@ absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("a version can only be set ENABLED or DISABLED");
   }
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
-    auto v = FindVersion(k, version);
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
     if ((*v)->state() == v1::DESTROYED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "version ", version, " of key ", tenant, "/", key, " is destroyed"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(KeyRef(tenant, key), " version ", version, " is destroyed"));
     }
     if (state == v1::DISABLED && version == k.primary_version()) {
-      return RotateFirst(k, version);
+      return RotateFirst(tenant, k, version);
     }
+    if ((*v)->state() == state) return false;
     (*v)->set_state(state);
-    return absl::OkStatus();
+    return true;
   });
 }
 
 absl::StatusOr<v1::Key> Keystore::DestroyVersion(const std::string& tenant,
                                                  const std::string& key,
                                                  uint32_t version) {
-  return UpdateKey(tenant, key, [&](internal::Key& k) {
-    auto v = FindVersion(k, version);
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
-    if (version == k.primary_version()) return RotateFirst(k, version);
+    if ((*v)->state() == v1::DESTROYED) return false;  // idempotent: nothing to write
+    if (version == k.primary_version()) return RotateFirst(tenant, k, version);
     WipeMaterial(**v);
     (*v)->set_state(v1::DESTROYED);
-    return absl::OkStatus();
+    return true;
   });
 }
 

@@ -99,7 +99,8 @@ class Keystore {
   absl::StatusOr<v1::Key> CreateKey(const std::string& tenant, const std::string& key,
                                     v1::Algorithm algorithm);
   // A new key (its algorithm from the material's size), or a new primary version of
-  // an existing key (the size must match its algorithm).
+  // an existing key (the size must match its algorithm). Material that is one byte
+  // repeated (all zeros, ...) is INVALID_ARGUMENT.
   absl::StatusOr<v1::Key> ImportKey(const std::string& tenant, const std::string& key,
                                     absl::Span<const uint8_t> material);
   absl::StatusOr<v1::Key> RotateKey(const std::string& tenant, const std::string& key);
@@ -112,7 +113,8 @@ class Keystore {
   absl::StatusOr<v1::Key> SetVersionState(const std::string& tenant,
                                           const std::string& key, uint32_t version,
                                           v1::KeyVersionState state);  // ENABLED/DISABLED
-  // Wipes the material; the version stays, DESTROYED. Destroying twice is fine.
+  // Wipes the material; the version stays, DESTROYED. Destroying a destroyed version
+  // again is OK and changes nothing (it returns the key).
   absl::StatusOr<v1::Key> DestroyVersion(const std::string& tenant,
                                          const std::string& key, uint32_t version);
 
@@ -128,9 +130,11 @@ class Keystore {
   // turns instead of racing each other through the store.
   absl::Status Update(const RecordName& lock,
                       const std::function<absl::Status(Transaction&)>& change);
-  // Updates one key: `change` gets it (NOT_FOUND when it or its tenant is missing).
-  absl::StatusOr<v1::Key> UpdateKey(const std::string& tenant, const std::string& key,
-                                    const std::function<absl::Status(internal::Key&)>& change);
+  // Updates one key: `change` gets it (NOT_FOUND when it or its tenant is missing)
+  // and returns whether it changed it; a key left as it was is not written again.
+  absl::StatusOr<v1::Key> UpdateKey(
+      const std::string& tenant, const std::string& key,
+      const std::function<absl::StatusOr<bool>(internal::Key&)>& change);
 
   std::unique_ptr<State> state_;
 };

@@ -23,6 +23,14 @@ using ::testing::Not;
 using ::testing::SizeIs;
 using testing::RandomKek;
 
+// Importable material: `size` bytes counting up from `first` (one byte repeated is
+// refused).
+std::vector<uint8_t> Material(size_t size, uint8_t first) {
+  std::vector<uint8_t> material(size);
+  for (size_t i = 0; i < size; ++i) material[i] = static_cast<uint8_t>(first + i);
+  return material;
+}
+
 class KeystoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -61,7 +69,7 @@ TEST_P(KeystoreTest, KeksMustBe32Bytes) {
 
 TEST_P(KeystoreTest, ReopenSeesEverything) {
   std::string token;
-  std::vector<uint8_t> material(32, 0x5a);
+  std::vector<uint8_t> material = Material(32, 0x5a);
   {
     auto ks = OpenOrDie();
     ASSERT_TRUE(ks->CreateTenant("acme").ok());
@@ -263,7 +271,7 @@ TEST_P(KeystoreTest, RotationKeepsOldVersions) {
 TEST_P(KeystoreTest, ImportKey) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  std::vector<uint8_t> aes128(16, 0xab), aes256(32, 0xcd);
+  std::vector<uint8_t> aes128 = Material(16, 0xab), aes256 = Material(32, 0xcd);
   auto key = ks->ImportKey("acme", "byok", aes128);
   ASSERT_TRUE(key.ok()) << key.status();
   EXPECT_EQ(key->algorithm(), v1::AES_128_GCM);
@@ -274,15 +282,31 @@ TEST_P(KeystoreTest, ImportKey) {
   const std::string hex = absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(aes256.data()), aes256.size()));
   EXPECT_THAT(mismatch.message(), Not(HasSubstr(hex.substr(0, 8))));
-  EXPECT_THAT(mismatch.message(), Not(HasSubstr("\xcd\xcd")));
+  EXPECT_THAT(mismatch.message(), Not(HasSubstr("\xcd\xce")));
 
-  key = ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0x01));
+  key = ks->ImportKey("acme", "byok", Material(16, 0x01));
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->primary_version(), 2u);
   EXPECT_TRUE(absl::IsInvalidArgument(
       ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ks->ImportKey("acme", "x", {}).status()));
   EXPECT_TRUE(absl::IsNotFound(ks->ImportKey("nobody", "x", aes256).status()));
+  // All zeros, and any other byte repeated, is a mistake rather than a key: refused,
+  // for a new key and for a new version alike, without saying which byte.
+  const std::string weak_message =
+      "key material is one byte repeated (such as all zeros); import random bytes";
+  for (size_t size : {16, 32}) {
+    for (uint8_t fill : {0x00, 0xff, 0x5a}) {
+      absl::Status weak =
+          ks->ImportKey("acme", "weak", std::vector<uint8_t>(size, fill)).status();
+      EXPECT_TRUE(absl::IsInvalidArgument(weak)) << weak;
+      EXPECT_EQ(weak.message(), weak_message);
+    }
+  }
+  EXPECT_EQ(ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0)).status().message(),
+            weak_message);
+  EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "weak").status()));
+  EXPECT_EQ(ks->GetKey("acme", "byok")->primary_version(), 2u);
   // An existing key made by CreateKey takes imported material as its new primary.
   ASSERT_TRUE(ks->CreateKey("acme", "made", v1::AES_256_GCM).ok());
   key = ks->ImportKey("acme", "made", aes256);
@@ -320,7 +344,21 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   key = ks->DestroyVersion("acme", "k", 1);
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
-  EXPECT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());  // again: fine
+  // Again: OK, the key as it is, and nothing written.
+  ASSERT_TRUE(ks->Refresh().ok());
+  const uint64_t generation = ks->snapshot()->generation();
+  key = ks->DestroyVersion("acme", "k", 1);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->name(), "k");
+  EXPECT_EQ(key->primary_version(), 2u);
+  ASSERT_THAT(key->versions(), SizeIs(2));
+  EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
+  EXPECT_EQ(key->versions(1).state(), v1::ENABLED);
+  ASSERT_TRUE(ks->Refresh().ok());
+  EXPECT_EQ(ks->snapshot()->generation(), generation);
+  // Another replica sees the version destroyed, and destroying it there is OK too.
+  auto other = OpenOrDie(/*create=*/false);
+  EXPECT_TRUE(other->DestroyVersion("acme", "k", 1).ok());
   EXPECT_TRUE(absl::IsNotFound(ks->DestroyVersion("acme", "k", 9).status()));
   EXPECT_TRUE(absl::IsFailedPrecondition(
       ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()));
@@ -334,6 +372,69 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   EXPECT_EQ(entry->versions.at(1).state, v1::DESTROYED);
   EXPECT_EQ(entry->versions.at(1).material, nullptr);
   EXPECT_NE(entry->versions.at(2).material, nullptr);
+}
+
+// Each kind of error has one form, whichever call meets it: `tenant "acme" not found`,
+// `key "acme/k" not found`, `key "acme/k" version 9 not found`, `... already exists`.
+TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  auto message = [](const absl::Status& s) { return std::string(s.message()); };
+  const std::vector<uint8_t> material = Material(16, 1);
+
+  const std::string no_tenant = "tenant \"nobody\" not found";
+  for (const absl::Status& s :
+       {ks->DeleteTenant("nobody"), ks->IssueToken("nobody", "").status(),
+        ks->RevokeToken("nobody", "0123456789abcdef"),
+        ks->CreateKey("nobody", "k", v1::AES_256_GCM).status(),
+        ks->ImportKey("nobody", "k", material).status(),
+        ks->RotateKey("nobody", "k").status(),
+        ks->GetKey("nobody", "k").status(), ks->ListKeys("nobody").status(),
+        ks->SetMinDecryptionVersion("nobody", "k", 1).status(),
+        ks->SetVersionState("nobody", "k", 1, v1::DISABLED).status(),
+        ks->DestroyVersion("nobody", "k", 1).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), no_tenant);
+  }
+  const std::string no_key = "key \"acme/missing\" not found";
+  for (const absl::Status& s :
+       {ks->RotateKey("acme", "missing").status(), ks->GetKey("acme", "missing").status(),
+        ks->SetMinDecryptionVersion("acme", "missing", 1).status(),
+        ks->SetVersionState("acme", "missing", 1, v1::DISABLED).status(),
+        ks->DestroyVersion("acme", "missing", 1).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), no_key);
+  }
+  for (const absl::Status& s : {ks->SetVersionState("acme", "k", 9, v1::ENABLED).status(),
+                                ks->DestroyVersion("acme", "k", 9).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+    EXPECT_EQ(message(s), "key \"acme/k\" version 9 not found");
+  }
+  EXPECT_EQ(message(ks->CreateTenant("acme").status()), "tenant \"acme\" already exists");
+  EXPECT_EQ(message(ks->CreateKey("acme", "k", v1::AES_256_GCM).status()),
+            "key \"acme/k\" already exists");
+  EXPECT_EQ(message(ks->RevokeToken("acme", "0123456789abcdef")),
+            "token with that id not found in tenant \"acme\"");
+  EXPECT_EQ(message(ks->ImportKey("acme", "k", material).status()),
+            "key \"acme/k\" is AES_256_GCM (32-byte material), not 16 bytes");
+  EXPECT_EQ(message(ks->DestroyVersion("acme", "k", 1).status()),
+            "key \"acme/k\" version 1 is the primary version; rotate first");
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::DISABLED).status()),
+            "key \"acme/k\" version 1 is the primary version; rotate first");
+  EXPECT_EQ(message(ks->SetMinDecryptionVersion("acme", "k", 2).status()),
+            "key \"acme/k\" minimum decryption version 2 would be above its primary "
+            "version 1; rotate first");
+  ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
+  ASSERT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()),
+            "key \"acme/k\" version 1 is destroyed");
+  // What the data plane sees of a version (the tenant is the caller's own, unnamed).
+  const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(message(entry->VersionForOpen(1).status()),
+            "key \"k\" version 1 is destroyed");
+  EXPECT_EQ(message(entry->VersionForOpen(7).status()), "key \"k\" version 7 not found");
 }
 
 TEST_P(KeystoreTest, MinDecryptionVersion) {

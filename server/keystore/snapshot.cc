@@ -50,7 +50,8 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr) {
     return absl::DataLossError(
-        absl::StrCat("key ", tenant, "/", key.name(), " has no usable primary version"));
+        absl::StrCat("key \"", tenant, "/", key.name(),
+                     "\" has no usable primary version"));
   }
   entry->sealing = ReusableEpoch(*entry, old);
   if (entry->sealing == nullptr) {
@@ -66,16 +67,17 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
 absl::StatusOr<const KeyVersionEntry*> KeyEntry::VersionForOpen(uint32_t version) const {
   auto it = versions.find(version);
   if (it == versions.end()) {
-    return absl::NotFoundError(absl::StrCat("key ", name, " has no version ", version));
+    return absl::NotFoundError(
+        absl::StrCat("key \"", name, "\" version ", version, " not found"));
   }
   if (version < min_decryption_version) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "key ", name, " version ", version, " is below the minimum decryption version ",
-        min_decryption_version));
+        "key \"", name, "\" version ", version,
+        " is below the minimum decryption version ", min_decryption_version));
   }
   if (it->second.state != v1::ENABLED) {
     return absl::FailedPreconditionError(
-        absl::StrCat("key ", name, " version ", version, " is ",
+        absl::StrCat("key \"", name, "\" version ", version, " is ",
                      it->second.state == v1::DESTROYED ? "destroyed" : "disabled"));
   }
   return &it->second;

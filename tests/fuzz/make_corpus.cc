@@ -281,7 +281,7 @@ void Rpcs(Writer w) {
   v1::ImportKeyRequest import_key;
   import_key.set_tenant("scratch");
   import_key.set_key("imported");
-  import_key.set_material(std::string(32, 'm'));
+  import_key.set_material("imported-material-0123456789abcd");  // 32 bytes, not a fill
   w.Write("import_key", RpcInput(kImportKey, kAdmin, import_key));
   v1::KeyRef key_ref;
   key_ref.set_tenant("scratch");

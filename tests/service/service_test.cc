@@ -21,6 +21,7 @@ namespace sealbox::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kAdminToken[] = "test-admin-token";
 
@@ -114,12 +115,15 @@ class ServiceTest : public ::testing::Test {
   // concatenated ciphertext.
   grpc::Status SealStream(const std::string& tenant, const std::string& plaintext,
                           size_t chunk, std::string* ciphertext,
-                          uint32_t segment_size = 4096) {
+                          uint32_t segment_size = 4096,
+                          const std::string& key = "default",
+                          const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->SealStream(&context);
     v1::SealStreamRequest request;
-    request.mutable_start()->set_key("default");
+    request.mutable_start()->set_key(key);
+    request.mutable_start()->set_associated_data(aad);
     request.mutable_start()->set_segment_size(segment_size);
     stream->Write(request);
     // Read while writing, as a real client must: the server answers each chunk
@@ -138,12 +142,15 @@ class ServiceTest : public ::testing::Test {
   }
 
   grpc::Status OpenStream(const std::string& tenant, const std::string& ciphertext,
-                          size_t chunk, std::string* plaintext) {
+                          size_t chunk, std::string* plaintext,
+                          const std::string& key = "default",
+                          const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->OpenStream(&context);
     v1::OpenStreamRequest request;
-    request.mutable_start()->set_key("default");
+    request.mutable_start()->set_key(key);
+    request.mutable_start()->set_associated_data(aad);
     stream->Write(request);
     std::thread reader([&] {
       v1::OpenStreamResponse response;
@@ -156,6 +163,36 @@ class ServiceTest : public ::testing::Test {
     stream->WritesDone();
     reader.join();
     return stream->Finish();
+  }
+
+  grpc::Status Rewrap(const std::string& tenant, const std::string& key,
+                      const std::string& ciphertext, const std::string& aad,
+                      v1::RewrapResponse* response) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
+    v1::RewrapRequest request;
+    request.set_key(key);
+    request.set_ciphertext(ciphertext);
+    request.set_associated_data(aad);
+    return crypto_->Rewrap(&context, request, response);
+  }
+
+  // What each data-plane call answers alpha for `key` and `aad`, with a good
+  // ciphertext of alpha's "default" key (unary, then stream) to open: Seal, Open,
+  // Rewrap, SealStream, OpenStream in that order.
+  std::vector<grpc::Status> EveryDataPlaneCall(const std::string& key,
+                                               const std::string& aad) {
+    v1::SealResponse sealed;
+    EXPECT_TRUE(Seal("alpha", "default", "x", "", &sealed).ok());
+    std::string stream_ciphertext, out;
+    EXPECT_TRUE(SealStream("alpha", "x", 10, &stream_ciphertext).ok());
+    v1::OpenResponse opened;
+    v1::RewrapResponse rewrapped;
+    return {Seal("alpha", key, "x", aad, &sealed),
+            Open("alpha", key, sealed.ciphertext(), aad, &opened),
+            Rewrap("alpha", key, sealed.ciphertext(), aad, &rewrapped),
+            SealStream("alpha", "x", 10, &out, 4096, key, aad),
+            OpenStream("alpha", stream_ciphertext, 100, &out, key, aad)};
   }
 
   std::string data_dir_;
@@ -260,6 +297,76 @@ TEST_F(ServiceTest, Authentication) {
             grpc::StatusCode::UNAUTHENTICATED);
 }
 
+// The data plane takes the admin plane's key-name rule, and no error on either plane
+// echoes a name it refused: a NUL, a newline or 64 KiB of junk never reaches a
+// client's message (or a log line built from it).
+TEST_F(ServiceTest, KeyNamesAreValidatedAndNeverEchoed) {
+  const std::vector<std::string> bad = {
+      "", "a b", "a/b", "bad\nname", std::string("nul\0name", 8), std::string(65, 'k'),
+      std::string(64 * 1024, 'j') + "\r\n"};
+  for (const std::string& key : bad) {
+    std::vector<grpc::Status> statuses = EveryDataPlaneCall(key, "");
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      EXPECT_EQ(statuses[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+      EXPECT_EQ(statuses[i].error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]")
+          << i;
+    }
+  }
+  // Valid names are fine to echo: they are what a tenant named.
+  v1::SealResponse sealed;
+  grpc::Status missing = Seal("alpha", "no-such.key_9", "x", "", &sealed);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(missing.error_message(), "key \"no-such.key_9\" not found");
+
+  // The admin plane: names refused before they are looked up, and not echoed.
+  const std::string nasty = std::string("evil\n{\"level\":\"info\"}\0", 21);
+  v1::CreateTenantRequest tenant;
+  tenant.set_name(nasty);
+  v1::Tenant created;
+  grpc::Status s = AdminCall(&v1::Admin::Stub::CreateTenant, tenant, &created);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "tenant name must be 1-64 of [a-z0-9_-], starting with a letter");
+  v1::CreateKeyRequest key;
+  key.set_tenant("alpha");
+  key.set_key(nasty);
+  v1::Key key_created;
+  s = AdminCall(&v1::Admin::Stub::CreateKey, key, &key_created);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]");
+  v1::RevokeTokenRequest revoke;
+  revoke.set_tenant("alpha");
+  revoke.set_token_id(nasty);
+  v1::RevokeTokenResponse revoked;
+  s = AdminCall(&v1::Admin::Stub::RevokeToken, revoke, &revoked);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), Not(HasSubstr("evil")));
+}
+
+// Associated data is bounded (kMaxAssociatedDataBytes) on every call that takes it.
+TEST_F(ServiceTest, AssociatedDataIsBounded) {
+  const std::string at_limit(64 * 1024, 'a');
+  for (const grpc::Status& status : EveryDataPlaneCall("default", at_limit)) {
+    // Accepted: the ciphertexts were made without it, so opening fails to authenticate.
+    EXPECT_TRUE(status.ok() || status.error_message() == "decryption failed")
+        << status.error_message();
+  }
+  std::string sealed_stream, opened;
+  ASSERT_TRUE(SealStream("alpha", "data", 10, &sealed_stream, 4096, "default", at_limit)
+                  .ok());
+  ASSERT_TRUE(OpenStream("alpha", sealed_stream, 100, &opened, "default", at_limit).ok());
+  EXPECT_EQ(opened, "data");
+
+  const std::vector<grpc::Status> over =
+      EveryDataPlaneCall("default", at_limit + "b");
+  for (size_t i = 0; i < over.size(); ++i) {
+    EXPECT_EQ(over[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+    EXPECT_EQ(over[i].error_message(),
+              "associated data of 65537 bytes exceeds the limit of 64 KiB (65536 bytes)")
+        << i;
+  }
+}
+
 TEST_F(ServiceTest, OversizedUnaryIsRefused) {
   v1::SealResponse sealed;
   EXPECT_EQ(Seal("alpha", "default", std::string(64 * 1024 + 1, 'x'), "", &sealed)
@@ -328,9 +435,113 @@ TEST_F(ServiceTest, DisabledAndDestroyedVersions) {
   ASSERT_TRUE(AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key).ok());
   EXPECT_EQ(Open("alpha", "default", v1_sealed.ciphertext(), "", &opened).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+  // Destroying it again is OK (a retried call must not fail) and returns the key.
+  key.Clear();
+  grpc::Status again = AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key);
+  ASSERT_TRUE(again.ok()) << again.error_message();
+  EXPECT_EQ(key.name(), "default");
+  ASSERT_EQ(key.versions_size(), 2);
+  EXPECT_EQ(key.versions(0).state(), v1::DESTROYED);
   version.set_version(2);  // the primary cannot be destroyed
   EXPECT_EQ(AdminCall(&v1::Admin::Stub::DestroyKeyVersion, version, &key).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// The format byte is public: a ciphertext given to the wrong call is told which call
+// takes it, while everything that fails to authenticate stays "decryption failed".
+TEST_F(ServiceTest, CiphertextOfTheOtherFormatNamesTheRightCall) {
+  v1::SealResponse sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "unary data", "ctx", &sealed).ok());
+  std::string stream, opened;
+  ASSERT_TRUE(SealStream("alpha", "stream data", 100, &stream).ok());
+
+  v1::OpenResponse open_response;
+  grpc::Status status = Open("alpha", "default", stream, "", &open_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "this is a stream ciphertext (from SealStream): open it with OpenStream");
+  v1::RewrapResponse rewrapped;
+  status = Rewrap("alpha", "default", stream, "", &rewrapped);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "this is a stream ciphertext (from SealStream): Rewrap takes unary "
+            "ciphertexts only; open it with OpenStream");
+  for (size_t chunk : {size_t{1}, size_t{1000}}) {
+    opened.clear();
+    status = OpenStream("alpha", sealed.ciphertext(), chunk, &opened);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(status.error_message(),
+              "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
+    EXPECT_TRUE(opened.empty());
+  }
+
+  // Authentication failures of each kind keep the one uniform message.
+  std::string tampered_stream = stream;
+  tampered_stream[60] ^= 1;
+  std::string tampered_unary = sealed.ciphertext();
+  tampered_unary[40] ^= 1;
+  const std::string cut_unary = sealed.ciphertext().substr(0, sealed.ciphertext().size() - 1);
+  const std::vector<grpc::Status> failures = {
+      Open("alpha", "default", tampered_unary, "ctx", &open_response),
+      Open("alpha", "default", sealed.ciphertext(), "wrong aad", &open_response),
+      Open("alpha", "default", cut_unary, "ctx", &open_response),
+      Open("beta", "default", sealed.ciphertext(), "ctx", &open_response),
+      Rewrap("alpha", "default", tampered_unary, "ctx", &rewrapped),
+      OpenStream("alpha", tampered_stream, 1000, &opened),
+      OpenStream("alpha", stream.substr(0, stream.size() - 1), 1000, &opened),
+      OpenStream("alpha", stream, 1000, &opened, "default", "wrong aad"),
+      OpenStream("beta", stream, 1000, &opened),
+  };
+  for (size_t i = 0; i < failures.size(); ++i) {
+    EXPECT_EQ(failures[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
+    EXPECT_EQ(failures[i].error_message(), "decryption failed") << i;
+  }
+  // Being sent to the wrong call is no decryption failure: not counted against the key.
+  EXPECT_THAT(server_->RenderMetrics(),
+              HasSubstr("sealbox_key_decryption_failures_total{tenant=\"alpha\","
+                        "key=\"default\"} 7"));
+}
+
+// A client that half-closes at once sent no start: an error, never an OK with no output
+// (a caller could take that for an empty plaintext). A start and no ciphertext is a
+// truncated stream; a start and no plaintext seals the empty stream.
+TEST_F(ServiceTest, StreamsThatEndEarly) {
+  for (const char* method : {"OpenStream", "SealStream"}) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+    grpc::Status status;
+    int responses = 0;
+    if (std::string(method) == "OpenStream") {
+      auto stream = crypto_->OpenStream(&context);
+      EXPECT_TRUE(stream->WritesDone());
+      v1::OpenStreamResponse response;
+      while (stream->Read(&response)) ++responses;
+      status = stream->Finish();
+    } else {
+      auto stream = crypto_->SealStream(&context);
+      EXPECT_TRUE(stream->WritesDone());
+      v1::SealStreamResponse response;
+      while (stream->Read(&response)) ++responses;
+      status = stream->Finish();
+    }
+    EXPECT_EQ(responses, 0) << method;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(status.error_message(), "the stream ended before its start message")
+        << method;
+  }
+
+  std::string opened;
+  grpc::Status truncated = OpenStream("alpha", "", 100, &opened);
+  EXPECT_EQ(truncated.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(truncated.error_message(), "decryption failed");
+  EXPECT_TRUE(opened.empty());
+
+  std::string empty_stream;
+  ASSERT_TRUE(SealStream("alpha", "", 100, &empty_stream).ok());
+  EXPECT_EQ(empty_stream.size(), 48u + 16u);  // the header and an empty last segment
+  grpc::Status reopened = OpenStream("alpha", empty_stream, 100, &opened);
+  EXPECT_TRUE(reopened.ok()) << reopened.error_message();
+  EXPECT_TRUE(opened.empty());
 }
 
 TEST_F(ServiceTest, StreamRoundTripInAnyChunking) {
@@ -413,7 +624,8 @@ TEST_F(ServiceTest, TenantIsolationErrorsAreIdentical) {
   };
   v1::SealResponse alpha_sealed;
   ASSERT_TRUE(Seal("alpha", "default", "alpha's data", "", &alpha_sealed).ok());
-  const std::string garbage = RandomString(alpha_sealed.ciphertext().size());
+  // Garbage, but with the unary format byte: a stream's byte would be named as such.
+  const std::string garbage = "\x01" + RandomString(alpha_sealed.ciphertext().size() - 1);
 
   // A key name: before and after alpha creates it, beta sees the same.
   const std::vector<std::string> before = beta_sees("hidden", garbage);

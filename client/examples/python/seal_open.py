@@ -7,8 +7,10 @@ the project's .proto files on the fly, so nothing generated is checked in:
     SEALBOX_TOKEN=... /usr/bin/python3 seal_open.py [HOST:PORT] [--proto-dir DIR]
 """
 import argparse
+import atexit
 import importlib
 import os
+import shutil
 import sys
 import tempfile
 
@@ -17,8 +19,12 @@ import grpc
 
 
 def load_stubs(proto_dir):
-    """Compiles sealbox/v1/data.proto into a temporary folder and imports it."""
+    """Compiles sealbox/v1/data.proto into a private temporary folder (removed at exit)
+    and imports it as sealbox.v1. Only that package is generated there, nothing named
+    grpc, so the folder can go first on sys.path without hiding the real grpc package,
+    whatever the working directory."""
     out = tempfile.mkdtemp(prefix="sealbox-stubs-")
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     rc = protoc.main([
         "protoc", f"-I{proto_dir}", f"-I{include}", f"--python_out={out}",
