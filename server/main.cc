@@ -78,8 +78,8 @@ ABSL_FLAG(std::vector<std::string>, cert_tenant, {},
 ABSL_FLAG(bool, allow_insecure_listen, false,
           "Allow plaintext gRPC on a non-loopback address (TLS terminated by a proxy).");
 ABSL_FLAG(std::string, metrics_listen, "",
-          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9090); off "
-          "when empty.");
+          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9090; IPv4 "
+          "only); off when empty.");
 ABSL_FLAG(int64_t, max_unary_bytes, 1 << 20,
           "Largest plaintext for unary Seal (default 1 MiB; at most 4 MiB - 1 KiB). "
           "Larger data goes through SealStream.");

@@ -59,10 +59,10 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   server->admin_service_ = std::make_unique<AdminService>(
       server->keystore_.get(), server->authenticator_.get(), &server->metrics_);
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<HttpExporter>> exporter =
-        HttpExporter::Start(config.metrics_listen, &server->metrics_);
-    if (!exporter.ok()) return exporter.status();
-    server->exporter_ = *std::move(exporter);
+    absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
+        MetricsExposer::Start(config.metrics_listen, server->metrics_);
+    if (!exposer.ok()) return exposer.status();
+    server->exposer_ = *std::move(exposer);
   }
 
   grpc::EnableDefaultHealthCheckService(true);

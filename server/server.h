@@ -16,7 +16,7 @@
 #include "server/auth.h"
 #include "server/crypto_service.h"
 #include "server/keystore/keystore.h"
-#include "server/metrics/http_exporter.h"
+#include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
 #include "server/reflection/reflection_service.h"
 #include "server/server_config.h"
@@ -36,7 +36,7 @@ class SealboxServer {
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
   // The metrics port, 0 without --metrics-listen.
-  int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
+  int metrics_port() const { return exposer_ ? exposer_->port() : 0; }
   // The Prometheus text of the server's metrics.
   std::string RenderMetrics() const { return metrics_.Render(); }
 
@@ -62,7 +62,7 @@ class SealboxServer {
   std::unique_ptr<Keystore> keystore_;
   Metrics metrics_;
   std::unique_ptr<AuthFailureLimiter> auth_limiter_;
-  std::unique_ptr<HttpExporter> exporter_;
+  std::unique_ptr<MetricsExposer> exposer_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<CryptoService> crypto_service_;
   std::unique_ptr<AdminService> admin_service_;

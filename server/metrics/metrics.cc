@@ -1,38 +1,14 @@
 #include "server/metrics/metrics.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include <sstream>
+
 #include "crypto/aes_gcm.h"
 #include "crypto/kernel/locked_memory.h"
+#include "prometheus/text_serializer.h"
+#include "server/metrics/label_order.h"
+#include "server/metrics/process_metrics.h"
 
 namespace sealbox::server {
-
-void Histogram::Observe(double seconds) {
-  size_t i = 0;
-  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
-  buckets_[i].fetch_add(1, std::memory_order_relaxed);
-  count_.fetch_add(1, std::memory_order_relaxed);
-  sum_nanos_.fetch_add(static_cast<uint64_t>(seconds * 1e9), std::memory_order_relaxed);
-}
-
-void Histogram::Render(absl::string_view name, absl::string_view labels,
-                       std::string& out) const {
-  uint64_t cumulative = 0;
-  const std::string sep = labels.empty() ? "" : ",";
-  for (size_t i = 0; i < kBounds.size(); ++i) {
-    cumulative += buckets_[i].load(std::memory_order_relaxed);
-    absl::StrAppendFormat(&out, "%s_bucket{%s%sle=\"%g\"} %u\n", name, labels, sep,
-                          kBounds[i], cumulative);
-  }
-  cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
-  absl::StrAppendFormat(&out, "%s_bucket{%s%sle=\"+Inf\"} %u\n", name, labels, sep,
-                        cumulative);
-  absl::StrAppendFormat(&out, "%s_sum{%s} %.9f\n", name, labels,
-                        sum_nanos_.load(std::memory_order_relaxed) / 1e9);
-  absl::StrAppendFormat(&out, "%s_count{%s} %u\n", name, labels,
-                        count_.load(std::memory_order_relaxed));
-}
-
 namespace {
 
 constexpr absl::string_view kPlaneNames[] = {"data", "admin"};
@@ -40,27 +16,116 @@ constexpr absl::string_view kReasonNames[] = {"missing", "invalid", "wrong_plane
 
 int PlaneIndex(absl::string_view plane) { return plane == "admin" ? 1 : 0; }
 
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry,
+                                                       const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
+
+// The registry's series as sealbox writes them: the secret-memory gauge read at
+// scrape time, labels in sealbox's order (label_order.h).
+class Metrics::SealboxSeries : public prometheus::Collectable {
+ public:
+  explicit SealboxSeries(const Metrics* metrics) : metrics_(metrics) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const crypto::SecretMemoryStats secret_memory = crypto::LockedMemoryStats();
+    metrics_->secret_memory_[0]->Set(static_cast<double>(secret_memory.locked_bytes));
+    metrics_->secret_memory_[1]->Set(static_cast<double>(secret_memory.unlocked_bytes));
+    std::vector<prometheus::MetricFamily> families = metrics_->registry_->Collect();
+    OrderLabels(families, "sealbox_rpcs_total", {"method", "code"});
+    OrderLabels(families, "sealbox_key_decryption_failures_total", {"tenant", "key"});
+    return families;
+  }
+
+ private:
+  const Metrics* metrics_;
+};
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  prometheus::Registry& r = *registry_;
+  rpcs_ = &CounterFamily(r, "sealbox_rpcs_total", "Finished RPCs by method and status code.");
+  rpc_duration_ = &prometheus::BuildHistogram()
+                       .Name("sealbox_rpc_duration_seconds")
+                       .Help("RPC latency by method.")
+                       .Register(r);
+  bytes_sealed_ = &CounterFamily(r, "sealbox_plaintext_bytes_sealed_total",
+                                 "Plaintext bytes sealed.").Add({});
+  bytes_opened_ = &CounterFamily(r, "sealbox_plaintext_bytes_opened_total",
+                                 "Plaintext bytes opened.").Add({});
+  auto& auth_failures = CounterFamily(
+      r, "sealbox_auth_failures_total",
+      "Calls refused for their credentials, by plane and reason (missing, invalid, "
+      "wrong_plane).");
+  auto& auth_limited = CounterFamily(
+      r, "sealbox_auth_limited_total",
+      "Calls refused unchecked because their address failed authentication too often "
+      "(--auth-failures-per-minute).");
+  // Every plane and reason is shown from the start, at 0: alerts need the series.
+  for (int p = 0; p < kPlanes; ++p) {
+    const std::string plane(kPlaneNames[p]);
+    for (int reason = 0; reason < kReasons; ++reason) {
+      auth_failures_[p * kReasons + reason] = &auth_failures.Add(
+          {{"plane", plane}, {"reason", std::string(kReasonNames[reason])}});
+    }
+    auth_limited_[p] = &auth_limited.Add({{"plane", plane}});
+  }
+  decryption_failures_ = &CounterFamily(
+      r, "sealbox_decryption_failures_total",
+      "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).").Add({});
+  key_failures_ = &CounterFamily(
+      r, "sealbox_key_decryption_failures_total",
+      "Failed opens by tenant and key (keys that failed at least once; past 1000 keys, "
+      "tenant=\"_other\").");
+  decryption_refused_ = &CounterFamily(
+      r, "sealbox_decryption_refused_total",
+      "Opens refused because their key reached --max-decryption-failures-per-key.").Add({});
+  stream_idle_timeouts_ = &CounterFamily(
+      r, "sealbox_stream_idle_timeouts_total",
+      "Streams ended for receiving nothing for --stream-idle-seconds.").Add({});
+  auto& secret_memory =
+      prometheus::BuildGauge()
+          .Name("sealbox_secret_memory_bytes")
+          .Help("Memory holding key material, by whether it is locked in RAM (mlock).")
+          .Register(r);
+  secret_memory_ = {&secret_memory.Add({{"locked", "true"}}),
+                    &secret_memory.Add({{"locked", "false"}})};
+  active_streams_ = &prometheus::BuildGauge()
+                         .Name("sealbox_active_streams")
+                         .Help("Streaming calls in progress.")
+                         .Register(r)
+                         .Add({});
+  sealbox_series_ = std::make_shared<SealboxSeries>(this);
+  process_series_ = std::make_shared<ProcessMetrics>();
+}
+
+Metrics::~Metrics() = default;
 
 void Metrics::CountAuthFailure(absl::string_view plane, absl::string_view reason) {
   int r = 1;
   for (int i = 0; i < kReasons; ++i) {
     if (kReasonNames[i] == reason) r = i;
   }
-  auth_failures_[PlaneIndex(plane) * kReasons + r].fetch_add(1, std::memory_order_relaxed);
+  auth_failures_[PlaneIndex(plane) * kReasons + r]->Increment();
 }
 
 void Metrics::CountAuthLimited(absl::string_view plane) {
-  auth_limited_[PlaneIndex(plane)].fetch_add(1, std::memory_order_relaxed);
+  auth_limited_[PlaneIndex(plane)]->Increment();
 }
 
 void Metrics::CountKeyDecryptionFailure(absl::string_view tenant, absl::string_view key) {
   std::pair<std::string, std::string> series(tenant, key);
   absl::MutexLock lock(&key_failures_mutex_);
-  if (key_failures_.count(series) == 0 && key_failures_.size() >= kMaxKeySeries) {
-    series = {"_other", "_other"};
+  auto it = key_series_.find(series);
+  if (it == key_series_.end()) {
+    if (key_series_.size() >= kMaxKeySeries) series = {"_other", "_other"};
+    // Family::Add returns the existing counter for labels it already holds.
+    prometheus::Counter& counter =
+        key_failures_->Add({{"tenant", series.first}, {"key", series.second}});
+    it = key_series_.emplace(std::move(series), &counter).first;
   }
-  ++key_failures_[series];
+  it->second->Increment();
 }
 
 Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
@@ -73,7 +138,11 @@ Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
   absl::MutexLock lock(&mutex_);
   auto it = methods_.find(method);
   if (it == methods_.end()) {
-    it = methods_.emplace(std::string(method), std::make_unique<PerMethod>()).first;
+    auto per_method = std::make_unique<PerMethod>();
+    per_method->latency = &rpc_duration_->Add(
+        {{"method", std::string(method)}},
+        prometheus::Histogram::BucketBoundaries(kLatencyBounds.begin(), kLatencyBounds.end()));
+    it = methods_.emplace(std::string(method), std::move(per_method)).first;
   }
   return *it->second;
 }
@@ -81,11 +150,18 @@ Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
 void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code,
                         absl::Duration took) {
   PerMethod& per_method = ForMethod(method);
-  per_method.latency.Observe(absl::ToDoubleSeconds(took));
+  per_method.latency->Observe(absl::ToDoubleSeconds(took));
   const size_t index = static_cast<size_t>(code);
-  if (index < per_method.by_code.size()) {
-    per_method.by_code[index].fetch_add(1, std::memory_order_relaxed);
+  if (index >= per_method.by_code.size()) return;
+  prometheus::Counter* counter = per_method.by_code[index].load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    // First call of this method with this code. Racing callers get the same
+    // counter: Family::Add returns the one it already holds for these labels.
+    counter = &rpcs_->Add({{"method", std::string(method)},
+                           {"code", absl::StatusCodeToString(code)}});
+    per_method.by_code[index].store(counter, std::memory_order_release);
   }
+  counter->Increment();
 }
 
 void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status,
@@ -94,84 +170,20 @@ void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status
   RecordRpc(method, status.code(), absl::Now() - started);
 }
 
+std::vector<std::shared_ptr<prometheus::Collectable>> Metrics::collectables() const {
+  return {sealbox_series_, process_series_};
+}
+
 std::string Metrics::Render() const {
-  std::string out;
-  out += "# HELP sealbox_rpcs_total Finished RPCs by method and status code.\n";
-  out += "# TYPE sealbox_rpcs_total counter\n";
-  absl::ReaderMutexLock lock(&mutex_);
-  for (const auto& [method, per_method] : methods_) {
-    for (size_t code = 0; code < per_method->by_code.size(); ++code) {
-      const uint64_t count = per_method->by_code[code].load(std::memory_order_relaxed);
-      if (count == 0) continue;
-      absl::StrAppendFormat(
-          &out, "sealbox_rpcs_total{method=\"%s\",code=\"%s\"} %u\n", method,
-          absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), count);
-    }
+  std::vector<prometheus::MetricFamily> families;
+  for (const auto& collectable : collectables()) {
+    std::vector<prometheus::MetricFamily> some = collectable->Collect();
+    families.insert(families.end(), std::make_move_iterator(some.begin()),
+                    std::make_move_iterator(some.end()));
   }
-  out += "# HELP sealbox_rpc_duration_seconds RPC latency by method.\n";
-  out += "# TYPE sealbox_rpc_duration_seconds histogram\n";
-  for (const auto& [method, per_method] : methods_) {
-    per_method->latency.Render("sealbox_rpc_duration_seconds",
-                               absl::StrCat("method=\"", method, "\""), out);
-  }
-  auto counter = [&out](const char* name, const char* help, uint64_t value) {
-    absl::StrAppendFormat(&out, "# HELP %s %s\n# TYPE %s counter\n%s %u\n", name, help,
-                          name, name, value);
-  };
-  counter("sealbox_plaintext_bytes_sealed_total", "Plaintext bytes sealed.",
-          bytes_sealed_.load());
-  counter("sealbox_plaintext_bytes_opened_total", "Plaintext bytes opened.",
-          bytes_opened_.load());
-  out += "# HELP sealbox_auth_failures_total Calls refused for their credentials, by "
-         "plane and reason (missing, invalid, wrong_plane).\n"
-         "# TYPE sealbox_auth_failures_total counter\n";
-  for (int p = 0; p < kPlanes; ++p) {
-    for (int r = 0; r < kReasons; ++r) {
-      absl::StrAppendFormat(&out, "sealbox_auth_failures_total{plane=\"%s\",reason=\"%s\"} %u\n",
-                            kPlaneNames[p], kReasonNames[r],
-                            auth_failures_[p * kReasons + r].load());
-    }
-  }
-  out += "# HELP sealbox_auth_limited_total Calls refused unchecked because their "
-         "address failed authentication too often (--auth-failures-per-minute).\n"
-         "# TYPE sealbox_auth_limited_total counter\n";
-  for (int p = 0; p < kPlanes; ++p) {
-    absl::StrAppendFormat(&out, "sealbox_auth_limited_total{plane=\"%s\"} %u\n",
-                          kPlaneNames[p], auth_limited_[p].load());
-  }
-  counter("sealbox_decryption_failures_total",
-          "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).",
-          decryption_failures_.load());
-  out += "# HELP sealbox_key_decryption_failures_total Failed opens by tenant and key "
-         "(keys that failed at least once; past 1000 keys, tenant=\"_other\").\n"
-         "# TYPE sealbox_key_decryption_failures_total counter\n";
-  {
-    absl::MutexLock key_lock(&key_failures_mutex_);
-    for (const auto& [series, count] : key_failures_) {
-      absl::StrAppendFormat(
-          &out, "sealbox_key_decryption_failures_total{tenant=\"%s\",key=\"%s\"} %u\n",
-          series.first, series.second, count);
-    }
-  }
-  counter("sealbox_decryption_refused_total",
-          "Opens refused because their key reached --max-decryption-failures-per-key.",
-          decryption_refused_.load());
-  counter("sealbox_stream_idle_timeouts_total",
-          "Streams ended for receiving nothing for --stream-idle-seconds.",
-          stream_idle_timeouts_.load());
-  const crypto::SecretMemoryStats secret_memory = crypto::LockedMemoryStats();
-  absl::StrAppendFormat(
-      &out,
-      "# HELP sealbox_secret_memory_bytes Memory holding key material, by whether it "
-      "is locked in RAM (mlock).\n# TYPE sealbox_secret_memory_bytes gauge\n"
-      "sealbox_secret_memory_bytes{locked=\"true\"} %u\n"
-      "sealbox_secret_memory_bytes{locked=\"false\"} %u\n",
-      secret_memory.locked_bytes, secret_memory.unlocked_bytes);
-  absl::StrAppendFormat(&out,
-                        "# HELP sealbox_active_streams Streaming calls in progress.\n"
-                        "# TYPE sealbox_active_streams gauge\nsealbox_active_streams %d\n",
-                        active_streams_.load());
-  return out;
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
 }
 
 }  // namespace sealbox::server

@@ -1,5 +1,6 @@
-// Prometheus metrics: a fixed set of counters and histograms, updated lock-free on
-// the hot path, rendered in the text exposition format on request.
+// Prometheus metrics: sealbox's counters, histograms and gauges, kept in a
+// prometheus-cpp registry. The hot path touches only cached metric references
+// (atomics); families and label sets are looked up once, on a series' first use.
 #ifndef SEALBOX_SERVER_METRICS_METRICS_H_
 #define SEALBOX_SERVER_METRICS_METRICS_H_
 
@@ -10,33 +11,33 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "prometheus/collectable.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace sealbox::server {
 
-// Latency histogram with fixed buckets (seconds), lock-free to observe.
-class Histogram {
+class Metrics {
  public:
-  static constexpr std::array<double, 12> kBounds = {
+  // Latency buckets of sealbox_rpc_duration_seconds (seconds).
+  static constexpr std::array<double, 12> kLatencyBounds = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
       0.01,   0.025,   0.05,   0.1,   0.5,    2.5};
 
-  void Observe(double seconds);
-  // Appends the _bucket, _sum and _count lines for `name{labels}`.
-  void Render(absl::string_view name, absl::string_view labels, std::string& out) const;
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
 
- private:
-  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};
-  std::atomic<uint64_t> count_{0};
-  std::atomic<uint64_t> sum_nanos_{0};
-};
-
-class Metrics {
- public:
   // One finished RPC: its method ("Seal"), status code and duration.
   void RecordRpc(absl::string_view method, absl::StatusCode code, absl::Duration took);
 
@@ -45,59 +46,71 @@ class Metrics {
   void RecordOutcome(absl::string_view method, const absl::Status& status,
                      absl::Time started);
 
-  void AddBytesSealed(uint64_t n) { bytes_sealed_.fetch_add(n, std::memory_order_relaxed); }
-  void AddBytesOpened(uint64_t n) { bytes_opened_.fetch_add(n, std::memory_order_relaxed); }
+  void AddBytesSealed(uint64_t n) { bytes_sealed_->Increment(static_cast<double>(n)); }
+  void AddBytesOpened(uint64_t n) { bytes_opened_->Increment(static_cast<double>(n)); }
   // Where a call was refused and why: plane "data" or "admin"; reason "missing" (no
   // credentials), "invalid" (unknown, revoked or unmapped) or "wrong_plane" (the
   // admin token on the data plane, a tenant token on the admin plane).
   void CountAuthFailure(absl::string_view plane, absl::string_view reason);
   // A call refused unchecked because its address failed too often (auth limiter).
   void CountAuthLimited(absl::string_view plane);
-  void CountDecryptionFailure() {
-    decryption_failures_.fetch_add(1, std::memory_order_relaxed);
-  }
+  void CountDecryptionFailure() { decryption_failures_->Increment(); }
   // A failed Open, Rewrap or OpenStream of this tenant's key. Labelled series are
   // kept for the first kMaxKeySeries keys that fail; later keys share one
   // tenant="_other",key="_other" series, so cardinality stays bounded.
   static constexpr size_t kMaxKeySeries = 1000;
   void CountKeyDecryptionFailure(absl::string_view tenant, absl::string_view key);
   // An Open/Rewrap/OpenStream refused by --max-decryption-failures-per-key.
-  void CountDecryptionRefused() {
-    decryption_refused_.fetch_add(1, std::memory_order_relaxed);
-  }
+  void CountDecryptionRefused() { decryption_refused_->Increment(); }
   // A stream ended by --stream-idle-seconds.
-  void CountStreamIdleTimeout() {
-    stream_idle_timeouts_.fetch_add(1, std::memory_order_relaxed);
-  }
-  void StreamStarted() { active_streams_.fetch_add(1, std::memory_order_relaxed); }
-  void StreamEnded() { active_streams_.fetch_sub(1, std::memory_order_relaxed); }
+  void CountStreamIdleTimeout() { stream_idle_timeouts_->Increment(); }
+  void StreamStarted() { active_streams_->Increment(); }
+  void StreamEnded() { active_streams_->Decrement(); }
 
-  // The Prometheus text format (version 0.0.4).
+  // What a scrape shows, for an exposer to serve: the sealbox_* series, then the
+  // process_* series.
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables() const;
+
+  // The same in the Prometheus text format (version 0.0.4).
   std::string Render() const;
 
  private:
+  class SealboxSeries;
+
+  // Per method: its latency histogram, and its rpcs_total counter per status code,
+  // each added to the family on first use (a code never seen has no series).
   struct PerMethod {
-    Histogram latency;
+    prometheus::Histogram* latency = nullptr;
     // Indexed by absl::StatusCode (0 OK .. 16 UNAUTHENTICATED).
-    std::array<std::atomic<uint64_t>, 17> by_code{};
+    std::array<std::atomic<prometheus::Counter*>, 17> by_code{};
   };
   PerMethod& ForMethod(absl::string_view method);
 
-  mutable absl::Mutex mutex_;
-  std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_;
-  std::atomic<uint64_t> bytes_sealed_{0};
-  std::atomic<uint64_t> bytes_opened_{0};
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* rpcs_;
+  prometheus::Family<prometheus::Histogram>* rpc_duration_;
+  prometheus::Counter* bytes_sealed_;
+  prometheus::Counter* bytes_opened_;
   static constexpr int kPlanes = 2;   // data, admin
   static constexpr int kReasons = 3;  // missing, invalid, wrong_plane
-  std::array<std::atomic<uint64_t>, kPlanes * kReasons> auth_failures_{};
-  std::array<std::atomic<uint64_t>, kPlanes> auth_limited_{};
-  std::atomic<uint64_t> decryption_failures_{0};
-  std::atomic<uint64_t> decryption_refused_{0};
-  std::atomic<uint64_t> stream_idle_timeouts_{0};
-  mutable absl::Mutex key_failures_mutex_;
-  std::map<std::pair<std::string, std::string>, uint64_t> key_failures_
+  std::array<prometheus::Counter*, kPlanes * kReasons> auth_failures_;
+  std::array<prometheus::Counter*, kPlanes> auth_limited_;
+  prometheus::Counter* decryption_failures_;
+  prometheus::Family<prometheus::Counter>* key_failures_;
+  prometheus::Counter* decryption_refused_;
+  prometheus::Counter* stream_idle_timeouts_;
+  std::array<prometheus::Gauge*, 2> secret_memory_;  // locked="true", "false"
+  prometheus::Gauge* active_streams_;
+
+  mutable absl::Mutex mutex_;
+  std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_
+      ABSL_GUARDED_BY(mutex_);
+  absl::Mutex key_failures_mutex_;
+  std::map<std::pair<std::string, std::string>, prometheus::Counter*> key_series_
       ABSL_GUARDED_BY(key_failures_mutex_);
-  std::atomic<int> active_streams_{0};
+
+  std::shared_ptr<prometheus::Collectable> sealbox_series_;
+  std::shared_ptr<prometheus::Collectable> process_series_;
 };
 
 }  // namespace sealbox::server

@@ -1,0 +1,34 @@
+// Serves Metrics at GET /metrics over plain HTTP, for Prometheus: prometheus-cpp's
+// Exposer (civetweb) on the --metrics-listen address, which also adds its own
+// exposer_* series. Anything but /metrics answers 404.
+#ifndef SEALBOX_SERVER_METRICS_EXPOSER_H_
+#define SEALBOX_SERVER_METRICS_EXPOSER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "prometheus/exposer.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+class MetricsExposer {
+ public:
+  // Listens on `host_port` ("127.0.0.1:9090"; port 0 picks one; an empty host means
+  // every IPv4 address). Debian's civetweb is built without IPv6, so an IPv6
+  // address is refused with a message saying so.
+  static absl::StatusOr<std::unique_ptr<MetricsExposer>> Start(const std::string& host_port,
+                                                               const Metrics& metrics);
+  int port() const { return port_; }
+
+ private:
+  MetricsExposer() = default;
+
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_METRICS_EXPOSER_H_
