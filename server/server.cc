@@ -77,12 +77,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->crypto_service_.get());
   builder.RegisterService(server->admin_service_.get());
-  std::vector<std::string> served = {"sealbox.v1.Crypto", "sealbox.v1.Admin",
+  // What reflection lists: the services registered here, and the built-in health.
+  std::vector<std::string> served = {v1::Crypto::service_full_name(),
+                                     v1::Admin::service_full_name(),
                                      "grpc.health.v1.Health"};
   if (config.bench_echo) {
     server->bench_echo_service_ = std::make_unique<bench::EchoService>();
     builder.RegisterService(server->bench_echo_service_.get());
-    served.push_back("sealbox.bench.Echo");
+    served.push_back(sealbox::bench::Echo::service_full_name());
   }
   absl::StatusOr<std::unique_ptr<Reflection>> reflection =
       Reflection::Create(std::move(served));

@@ -62,17 +62,9 @@ absl::StatusOr<crypto::SecretBytes> RandomMaterial(v1::Algorithm algorithm) {
   return material;
 }
 
-// Every error names what it is about in one form: `tenant "acme"`, `key "acme/orders"`,
-// `key "acme/orders" version 3`. Names are validated before any lookup, so the ones
-// quoted here are plain [A-Za-z0-9_.-] text.
-std::string TenantRef(const std::string& tenant) {
-  return absl::StrCat("tenant \"", tenant, "\"");
-}
-
-std::string KeyRef(const std::string& tenant, const std::string& key) {
-  return absl::StrCat("key \"", tenant, "/", key, "\"");
-}
-
+// Every error names what it is about in one form (TenantRef, KeyRef; `key
+// "acme/orders" version 3`). Names are validated before any lookup, so the ones quoted
+// here are plain [A-Za-z0-9_.-] text.
 absl::Status TenantNotFound(const std::string& tenant) {
   return absl::NotFoundError(absl::StrCat(TenantRef(tenant), " not found"));
 }

@@ -1,6 +1,7 @@
 #include "server/keystore/names.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 namespace sealbox::server {
 
@@ -25,6 +26,14 @@ absl::Status ValidateKeyName(absl::string_view name) {
   }
   if (!ok) return absl::InvalidArgumentError("key name must be 1-64 of [A-Za-z0-9_.-]");
   return absl::OkStatus();
+}
+
+std::string TenantRef(absl::string_view tenant) {
+  return absl::StrCat("tenant \"", tenant, "\"");
+}
+
+std::string KeyRef(absl::string_view tenant, absl::string_view key) {
+  return absl::StrCat("key \"", tenant, "/", key, "\"");
 }
 
 }  // namespace sealbox::server

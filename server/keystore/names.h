@@ -3,6 +3,8 @@
 #ifndef SEALBOX_SERVER_KEYSTORE_NAMES_H_
 #define SEALBOX_SERVER_KEYSTORE_NAMES_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -13,6 +15,11 @@ absl::Status ValidateTenantName(absl::string_view name);
 
 // 1-64 of [A-Za-z0-9_.-].
 absl::Status ValidateKeyName(absl::string_view name);
+
+// How admin errors name what they are about, in one form: `tenant "acme"` and
+// `key "acme/orders"`. Only for names already validated (plain text).
+std::string TenantRef(absl::string_view tenant);
+std::string KeyRef(absl::string_view tenant, absl::string_view key);
 
 }  // namespace sealbox::server
 

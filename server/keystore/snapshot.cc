@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/keystore/names.h"
 #include "server/keystore/tokens.h"
 
 namespace sealbox::server {
@@ -50,8 +51,7 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr) {
     return absl::DataLossError(
-        absl::StrCat("key \"", tenant, "/", key.name(),
-                     "\" has no usable primary version"));
+        absl::StrCat(KeyRef(tenant, key.name()), " has no usable primary version"));
   }
   entry->sealing = ReusableEpoch(*entry, old);
   if (entry->sealing == nullptr) {
