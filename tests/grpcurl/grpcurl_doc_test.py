@@ -7,7 +7,6 @@ output. The `grpcurl` on the PATH is tests/grpcurl/grpcurl: a reflection-only
 stand-in for the real one, which Debian does not package.
 """
 
-import json
 import os
 import re
 import shutil
@@ -22,15 +21,12 @@ ROOT = os.path.join(HERE, "../..")
 sys.path.insert(0, os.path.join(HERE, "../e2e"))
 
 from harness import Pki  # noqa: E402
+from reflection_client import GRPCURL_CODE_NAMES  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs/GRPCURL.md")
 SERVER_BIN = os.path.join(ROOT, "server/sealbox-server")
 DOC_ADDRESS = "localhost:50051"
-GRPC_CODES = {"OK": 0, "Canceled": 1, "Unknown": 2, "InvalidArgument": 3,
-              "DeadlineExceeded": 4, "NotFound": 5, "AlreadyExists": 6,
-              "PermissionDenied": 7, "ResourceExhausted": 8, "FailedPrecondition": 9,
-              "Aborted": 10, "OutOfRange": 11, "Unimplemented": 12, "Internal": 13,
-              "Unavailable": 14, "DataLoss": 15, "Unauthenticated": 16}
+GRPC_CODES = {name: number for number, name in GRPCURL_CODE_NAMES.items()}
 
 
 def blocks(text):

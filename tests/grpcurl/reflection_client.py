@@ -44,6 +44,16 @@ def _reflection_messages(version):
         for name in ("ServerReflectionRequest", "ServerReflectionResponse"))
 
 
+# grpcurl's names of the status codes (Go's), by number: it prints them after "Code:"
+# and exits with 64 plus the number.
+GRPCURL_CODE_NAMES = {
+    0: "OK", 1: "Canceled", 2: "Unknown", 3: "InvalidArgument", 4: "DeadlineExceeded",
+    5: "NotFound", 6: "AlreadyExists", 7: "PermissionDenied", 8: "ResourceExhausted",
+    9: "FailedPrecondition", 10: "Aborted", 11: "OutOfRange", 12: "Unimplemented",
+    13: "Internal", 14: "Unavailable", 15: "DataLoss", 16: "Unauthenticated",
+}
+
+
 class ReflectionError(Exception):
     """The server's reflection answered with an error (code, message)."""
 
@@ -62,6 +72,7 @@ class ReflectionClient:
         self.request_class, self.response_class = _reflection_messages(version)
         self.pool = descriptor_pool.DescriptorPool()
         self.files = {}  # name -> FileDescriptorProto, as served
+        self.added = set()  # names of the files already in the pool
         self.factory = message_factory.MessageFactory(self.pool)
 
     def _ask(self, **question):
@@ -85,26 +96,16 @@ class ReflectionClient:
         for raw in answer.file_descriptor_response.file_descriptor_proto:
             file = descriptor_pb2.FileDescriptorProto.FromString(raw)
             self.files.setdefault(file.name, file)
-        added = {f.name for f in self._pool_files()}
-        pending = [f for name, f in self.files.items() if name not in added]
+        pending = [f for name, f in self.files.items() if name not in self.added]
         while pending:
-            ready = [f for f in pending if all(d in added for d in f.dependency)]
+            ready = [f for f in pending if all(d in self.added for d in f.dependency)]
             if not ready:
                 missing = {d for f in pending for d in f.dependency if d not in self.files}
                 raise ReflectionError(5, f"imports never served: {sorted(missing)}")
             for file in ready:
                 self.pool.Add(file)
-                added.add(file.name)
-            pending = [f for f in pending if f.name not in added]
-
-    def _pool_files(self):
-        found = []
-        for name in self.files:
-            try:
-                found.append(self.pool.FindFileByName(name))
-            except KeyError:
-                pass
-        return found
+                self.added.add(file.name)
+            pending = [f for f in pending if f.name not in self.added]
 
     def resolve_symbol(self, symbol):
         """The file defining `symbol` (with its imports) into the pool; its name."""
