@@ -11,7 +11,6 @@ import json
 import os
 import tempfile
 
-import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
 PROTO_DIR = os.environ.get("SEALBOX_PROTO_DIR", "proto")
