@@ -34,7 +34,7 @@
 #include "grpcpp/security/credentials.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
-#include "server/server.h"
+#include "server/process/server.h"
 #include "tests/fuzz/fixtures.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/rpc_input.h"

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
-#include "server/server.h"
+#include "server/process/server.h"
 
 namespace sealbox::server {
 namespace {

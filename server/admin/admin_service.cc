@@ -1,0 +1,173 @@
+#include "server/admin/admin_service.h"
+
+#include <string>
+#include <utility>
+
+#include "server/grpc_status.h"
+#include "server/log.h"
+
+namespace sealbox::server {
+namespace {
+
+// Copies an operation's value into the response, or passes its error on.
+template <typename T, typename Response>
+absl::Status Into(absl::StatusOr<T> result, Response* response) {
+  if (!result.ok()) return result.status();
+  *response = *std::move(result);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+template <typename Operation>
+grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context,
+                                            const char* method, Operation operation) {
+  const absl::Time started = absl::Now();
+  absl::Status status = authenticator_->Admin(*context, keystore_->snapshot());
+  // Admin calls change the store or report on it: none while it cannot be reached.
+  if (status.ok()) status = keystore_->Writable();
+  if (status.ok()) status = operation();
+  metrics_->RecordOutcome(method, status, started);
+  // The audit trail of admin changes and attempts; requests may hold key material,
+  // so only the method and outcome are logged.
+  Log("admin_call", status.ok() ? "info" : "warning")
+      .Add("method", method)
+      .Add("code", absl::StatusCodeToString(status.code()))
+      .Add("peer", context->peer());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* AdminService::CreateTenant(
+    grpc::CallbackServerContext* context, const v1::CreateTenantRequest* request,
+    v1::Tenant* response) {
+  return Run(context, "CreateTenant", [&] { return Into(keystore_->CreateTenant(request->name()), response); });
+}
+
+grpc::ServerUnaryReactor* AdminService::DeleteTenant(
+    grpc::CallbackServerContext* context, const v1::DeleteTenantRequest* request,
+    v1::DeleteTenantResponse*) {
+  return Run(context, "DeleteTenant", [&] { return keystore_->DeleteTenant(request->name()); });
+}
+
+grpc::ServerUnaryReactor* AdminService::ListTenants(
+    grpc::CallbackServerContext* context, const v1::ListTenantsRequest*,
+    v1::ListTenantsResponse* response) {
+  return Run(context, "ListTenants", [&]() -> absl::Status {
+    absl::StatusOr<std::vector<v1::Tenant>> tenants = keystore_->ListTenants();
+    if (!tenants.ok()) return tenants.status();
+    for (v1::Tenant& tenant : *tenants) *response->add_tenants() = std::move(tenant);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::IssueToken(
+    grpc::CallbackServerContext* context, const v1::IssueTokenRequest* request,
+    v1::IssueTokenResponse* response) {
+  return Run(context, "IssueToken", [&] {
+    return Into(keystore_->IssueToken(request->tenant(), request->description()),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::RevokeToken(
+    grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
+    v1::RevokeTokenResponse*) {
+  return Run(context, "RevokeToken", [&] {
+    return keystore_->RevokeToken(request->tenant(), request->token_id());
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* context,
+                                                  const v1::CreateKeyRequest* request,
+                                                  v1::Key* response) {
+  return Run(context, "CreateKey", [&] {
+    return Into(keystore_->CreateKey(request->tenant(), request->key(),
+                                     request->algorithm()),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* context,
+                                                  const v1::ImportKeyRequest* request,
+                                                  v1::Key* response) {
+  return Run(context, "ImportKey", [&] {
+    const std::string& material = request->material();
+    return Into(keystore_->ImportKey(
+                    request->tenant(), request->key(),
+                    absl::Span<const uint8_t>(
+                        reinterpret_cast<const uint8_t*>(material.data()),
+                        material.size())),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* context,
+                                                  const v1::KeyRef* request,
+                                                  v1::Key* response) {
+  return Run(context, "RotateKey", [&] {
+    return Into(keystore_->RotateKey(request->tenant(), request->key()), response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* context,
+                                               const v1::KeyRef* request,
+                                               v1::Key* response) {
+  return Run(context, "GetKey", [&] {
+    return Into(keystore_->GetKey(request->tenant(), request->key()), response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* context,
+                                                 const v1::ListKeysRequest* request,
+                                                 v1::ListKeysResponse* response) {
+  return Run(context, "ListKeys", [&]() -> absl::Status {
+    absl::StatusOr<std::vector<v1::Key>> keys = keystore_->ListKeys(request->tenant());
+    if (!keys.ok()) return keys.status();
+    for (v1::Key& key : *keys) *response->add_keys() = std::move(key);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
+    grpc::CallbackServerContext* context,
+    const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) {
+  return Run(context, "SetMinDecryptionVersion", [&] {
+    return Into(keystore_->SetMinDecryptionVersion(request->tenant(), request->key(),
+                                                   request->min_decryption_version()),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
+    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
+    v1::Key* response) {
+  return Run(context, "DisableKeyVersion", [&] {
+    return Into(keystore_->SetVersionState(request->tenant(), request->key(),
+                                           request->version(), v1::DISABLED),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
+    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
+    v1::Key* response) {
+  return Run(context, "EnableKeyVersion", [&] {
+    return Into(keystore_->SetVersionState(request->tenant(), request->key(),
+                                           request->version(), v1::ENABLED),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
+    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
+    v1::Key* response) {
+  return Run(context, "DestroyKeyVersion", [&] {
+    return Into(keystore_->DestroyVersion(request->tenant(), request->key(),
+                                          request->version()),
+                response);
+  });
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,74 @@
+// sealbox.v1.Admin over gRPC's callback API: the admin token check, then the
+// keystore's operations.
+#ifndef SEALBOX_SERVER_ADMIN_ADMIN_SERVICE_H_
+#define SEALBOX_SERVER_ADMIN_ADMIN_SERVICE_H_
+
+#include "sealbox/v1/admin.grpc.pb.h"
+#include "server/auth/auth.h"
+#include "server/keystore/keystore.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+class AdminService final : public v1::Admin::CallbackService {
+ public:
+  AdminService(Keystore* keystore, const Authenticator* authenticator,
+               Metrics* metrics)
+      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics) {}
+
+  grpc::ServerUnaryReactor* CreateTenant(grpc::CallbackServerContext* context,
+                                         const v1::CreateTenantRequest* request,
+                                         v1::Tenant* response) override;
+  grpc::ServerUnaryReactor* DeleteTenant(grpc::CallbackServerContext* context,
+                                         const v1::DeleteTenantRequest* request,
+                                         v1::DeleteTenantResponse* response) override;
+  grpc::ServerUnaryReactor* ListTenants(grpc::CallbackServerContext* context,
+                                        const v1::ListTenantsRequest* request,
+                                        v1::ListTenantsResponse* response) override;
+  grpc::ServerUnaryReactor* IssueToken(grpc::CallbackServerContext* context,
+                                       const v1::IssueTokenRequest* request,
+                                       v1::IssueTokenResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeToken(grpc::CallbackServerContext* context,
+                                        const v1::RevokeTokenRequest* request,
+                                        v1::RevokeTokenResponse* response) override;
+  grpc::ServerUnaryReactor* CreateKey(grpc::CallbackServerContext* context,
+                                      const v1::CreateKeyRequest* request,
+                                      v1::Key* response) override;
+  grpc::ServerUnaryReactor* ImportKey(grpc::CallbackServerContext* context,
+                                      const v1::ImportKeyRequest* request,
+                                      v1::Key* response) override;
+  grpc::ServerUnaryReactor* RotateKey(grpc::CallbackServerContext* context,
+                                      const v1::KeyRef* request,
+                                      v1::Key* response) override;
+  grpc::ServerUnaryReactor* GetKey(grpc::CallbackServerContext* context,
+                                   const v1::KeyRef* request, v1::Key* response) override;
+  grpc::ServerUnaryReactor* ListKeys(grpc::CallbackServerContext* context,
+                                     const v1::ListKeysRequest* request,
+                                     v1::ListKeysResponse* response) override;
+  grpc::ServerUnaryReactor* SetMinDecryptionVersion(
+      grpc::CallbackServerContext* context,
+      const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) override;
+  grpc::ServerUnaryReactor* DisableKeyVersion(grpc::CallbackServerContext* context,
+                                              const v1::KeyVersionRef* request,
+                                              v1::Key* response) override;
+  grpc::ServerUnaryReactor* EnableKeyVersion(grpc::CallbackServerContext* context,
+                                             const v1::KeyVersionRef* request,
+                                             v1::Key* response) override;
+  grpc::ServerUnaryReactor* DestroyKeyVersion(grpc::CallbackServerContext* context,
+                                              const v1::KeyVersionRef* request,
+                                              v1::Key* response) override;
+
+ private:
+  // Runs `operation` if the caller holds the admin token, and finishes the call.
+  template <typename Operation>
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
+                                const char* method, Operation operation);
+
+  Keystore* keystore_;
+  const Authenticator* authenticator_;
+  Metrics* metrics_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_ADMIN_ADMIN_SERVICE_H_

@@ -1,0 +1,160 @@
+#include "server/auth/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+#include "server/log.h"
+
+namespace sealbox::server {
+namespace {
+
+std::array<uint8_t, 32> Sha256(absl::string_view data) {
+  std::array<uint8_t, 32> digest;
+  SHA256(reinterpret_cast<const uint8_t*>(data.data()), data.size(), digest.data());
+  return digest;
+}
+
+// The bearer token of the call, if any.
+std::optional<std::string> BearerToken(const grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return std::nullopt;
+  absl::string_view value(it->second.data(), it->second.size());
+  constexpr absl::string_view kScheme = "Bearer ";
+  if (!absl::StartsWithIgnoreCase(value, kScheme)) return std::nullopt;
+  return std::string(value.substr(kScheme.size()));
+}
+
+// The verified client certificate's subject common name, if mTLS is in use.
+std::optional<std::string> CertificateName(const grpc::ServerContextBase& context) {
+  auto auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return std::nullopt;
+  for (const auto& name : auth->FindPropertyValues("x509_common_name")) {
+    return std::string(name.data(), name.size());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Secret comparisons here: the admin token is compared as a SHA-256 digest with
+// CRYPTO_memcmp (constant time). Tenant tokens are found by their digest in a map
+// (Snapshot::TenantForToken): the lookup's timing depends only on a hash of what the
+// caller sent, which cannot be steered towards a stored token's digest, so it leaks
+// nothing usable about any token.
+Authenticator::Authenticator(const std::string& admin_token,
+                             std::map<std::string, std::string> cert_tenants,
+                             AuthFailureLimiter* limiter, Metrics* metrics,
+                             CatchUp catch_up)
+    : limiter_(limiter),
+      metrics_(metrics),
+      cert_tenants_(std::move(cert_tenants)),
+      catch_up_(std::move(catch_up)) {
+  if (!admin_token.empty()) admin_token_sha256_ = Sha256(admin_token);
+}
+
+Authenticator::Verdict Authenticator::Limited(
+    const grpc::ServerContextBase& context, const char* plane,
+    Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
+                                    std::shared_ptr<const Snapshot>&) const,
+    std::shared_ptr<const Snapshot>& snapshot) const {
+  const std::string address = limiter_ != nullptr ? PeerAddress(context.peer()) : "";
+  if (limiter_ != nullptr) {
+    if (absl::Status limited = limiter_->Check(address); !limited.ok()) {
+      if (metrics_ != nullptr) metrics_->CountAuthLimited(plane);
+      return {limited, "limited"};
+    }
+  }
+  Verdict verdict = (this->*check)(context, snapshot);
+  if (verdict.status.ok()) return verdict;
+  if (metrics_ != nullptr) metrics_->CountAuthFailure(plane, verdict.reason);
+  // Only failures that could be guessing count against the address: a valid token on
+  // the wrong plane is a mistake, not an attack.
+  if (limiter_ != nullptr && absl::IsUnauthenticated(verdict.status) &&
+      limiter_->RecordFailure(address)) {
+    Log("auth_limited", "warning")
+        .Add("peer_address", address)
+        .Add("plane", plane)
+        .Add("detail",
+             "too many failed authentication attempts: this address's calls are "
+             "refused for a while");
+  }
+  return verdict;
+}
+
+absl::StatusOr<std::string> Authenticator::Tenant(
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
+  Verdict verdict = Limited(context, "data", &Authenticator::CheckTenant, snapshot);
+  if (!verdict.status.ok()) return verdict.status;
+  return std::move(verdict.tenant);
+}
+
+absl::Status Authenticator::Admin(const grpc::ServerContextBase& context,
+                                  std::shared_ptr<const Snapshot> snapshot) const {
+  return Limited(context, "admin", &Authenticator::CheckAdmin, snapshot).status;
+}
+
+Authenticator::Verdict Authenticator::CheckTenant(
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
+  if (std::optional<std::string> token = BearerToken(context)) {
+    absl::StatusOr<std::string> tenant = snapshot->TenantForToken(*token);
+    if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+    // Issued a moment ago through another replica? Look once more, caught up.
+    if (catch_up_ != nullptr) {
+      if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
+        snapshot = std::move(fresher);
+        tenant = snapshot->TenantForToken(*token);
+        if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+      }
+    }
+    if (admin_token_sha256_.has_value()) {
+      std::array<uint8_t, 32> digest = Sha256(*token);
+      if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
+        return {absl::PermissionDeniedError(
+                    "the admin token cannot use the data plane; use a tenant token"),
+                "wrong_plane"};
+      }
+    }
+    return {absl::UnauthenticatedError("invalid or revoked token"), "invalid"};
+  }
+  if (std::optional<std::string> name = CertificateName(context)) {
+    auto it = cert_tenants_.find(*name);
+    if (it != cert_tenants_.end()) return {absl::OkStatus(), "", it->second};
+    return {absl::UnauthenticatedError("client certificate is not mapped to a tenant"),
+            "invalid"};
+  }
+  return {absl::UnauthenticatedError(
+              "missing credentials: send 'authorization: Bearer <token>'"),
+          "missing"};
+}
+
+Authenticator::Verdict Authenticator::CheckAdmin(
+    const grpc::ServerContextBase& context,
+    std::shared_ptr<const Snapshot>& snapshot) const {
+  std::optional<std::string> token = BearerToken(context);
+  if (!token.has_value()) {
+    return {absl::UnauthenticatedError(
+                "missing credentials: send 'authorization: Bearer <admin token>'"),
+            "missing"};
+  }
+  if (admin_token_sha256_.has_value()) {
+    std::array<uint8_t, 32> digest = Sha256(*token);
+    if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
+      return {absl::OkStatus(), ""};
+    }
+  }
+  if (snapshot->TenantForToken(*token).ok()) {
+    return {absl::PermissionDeniedError("admin calls need the admin token"),
+            "wrong_plane"};
+  }
+  return {absl::UnauthenticatedError("invalid admin token"), "invalid"};
+}
+
+}  // namespace sealbox::server

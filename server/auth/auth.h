@@ -1,0 +1,79 @@
+// Who is calling: bearer tokens (tenant or admin) and TLS client certificates.
+#ifndef SEALBOX_SERVER_AUTH_AUTH_H_
+#define SEALBOX_SERVER_AUTH_AUTH_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/server_context.h"
+#include "server/auth/auth_limiter.h"
+#include "server/keystore/keystore.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+class Authenticator {
+ public:
+  // Gives a snapshot with every change committed before the call (a token issued a
+  // moment ago through another replica), or null.
+  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
+
+  // `admin_token` may be empty: then no admin calls are possible. `cert_tenants`
+  // maps a client certificate's subject common name to a tenant (mTLS).
+  // Failures are counted in `metrics` and, per caller address, in `limiter`, whose
+  // limited addresses get RESOURCE_EXHAUSTED before any credential is looked at.
+  // `catch_up` is asked once about a token the snapshot does not know, before it is
+  // refused. Any of the three may be null.
+  Authenticator(const std::string& admin_token,
+                std::map<std::string, std::string> cert_tenants,
+                AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr,
+                CatchUp catch_up = nullptr);
+
+  // The caller's tenant, from `authorization: Bearer <token>` or a mapped client
+  // certificate. UNAUTHENTICATED when neither identifies a tenant (the admin token
+  // is not a tenant: PERMISSION_DENIED). `snapshot` becomes the fresher one when
+  // the token was found only after catching up.
+  absl::StatusOr<std::string> Tenant(const grpc::ServerContextBase& context,
+                                     std::shared_ptr<const Snapshot>& snapshot) const;
+
+  // OK for the admin token; UNAUTHENTICATED without a valid token,
+  // PERMISSION_DENIED for a tenant token.
+  absl::Status Admin(const grpc::ServerContextBase& context,
+                     std::shared_ptr<const Snapshot> snapshot) const;
+
+ private:
+  // What a credential check found, and why it failed (a metrics label).
+  struct Verdict {
+    Verdict(absl::Status status, const char* reason, std::string tenant = "")
+        : status(std::move(status)), reason(reason), tenant(std::move(tenant)) {}
+    absl::Status status;
+    const char* reason;
+    std::string tenant;  // when OK on the data plane
+  };
+  Verdict CheckTenant(const grpc::ServerContextBase& context,
+                      std::shared_ptr<const Snapshot>& snapshot) const;
+  Verdict CheckAdmin(const grpc::ServerContextBase& context,
+                     std::shared_ptr<const Snapshot>& snapshot) const;
+  // Applies the per-address limit around `check`, and counts its failures.
+  Verdict Limited(const grpc::ServerContextBase& context, const char* plane,
+                  Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
+                                                  std::shared_ptr<const Snapshot>&) const,
+                  std::shared_ptr<const Snapshot>& snapshot) const;
+
+  AuthFailureLimiter* limiter_;
+  Metrics* metrics_;
+  std::optional<std::array<uint8_t, 32>> admin_token_sha256_;
+  std::map<std::string, std::string> cert_tenants_;
+  CatchUp catch_up_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_AUTH_AUTH_H_

@@ -1,0 +1,238 @@
+#include "server/crypto/crypto_engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "crypto/aes_gcm.h"
+#include "crypto/kernel/secure_wipe.h"
+#include "server/log.h"
+
+namespace sealbox::server {
+namespace {
+
+absl::Status KeyNotFound(const std::string& key) {
+  // Only ever about the caller's own tenant: another tenant's keys are invisible.
+  return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
+}
+
+// A version number that names no version can only come from a damaged or forged
+// ciphertext: it gets the same answer as any other (a real but disabled version
+// keeps its FAILED_PRECONDITION, which tells an operator what to fix).
+absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return absl::InvalidArgumentError("decryption failed");
+  return status;
+}
+
+// A ciphertext's first byte names its format (docs/FORMAT.md) and tells an attacker
+// nothing, so one given to the wrong call is told which call takes it.
+absl::Status RefuseStream(absl::Span<const uint8_t> ciphertext, absl::string_view why) {
+  if (ciphertext.empty() || ciphertext[0] != crypto::kStreamFormatV1) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("this is a stream ciphertext (from SealStream): ", why));
+}
+
+}  // namespace
+
+absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
+  if (first_byte != crypto::kUnaryFormatV1) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
+}
+
+CryptoEngine::CryptoEngine(size_t max_cached_epochs, uint64_t max_decryption_failures,
+                     CatchUp catch_up)
+    : max_cached_epochs_(max_cached_epochs),
+      failure_limit_(max_decryption_failures),
+      catch_up_(std::move(catch_up)) {}
+
+uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  return header.ok() ? header->key_version : 0;
+}
+
+// Replicas learn of a rotation within milliseconds, but a client balancing over
+// them can seal on one and open on another within those milliseconds.
+const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                                    const std::string& key, uint32_t version,
+                                    std::shared_ptr<const Snapshot>& fresher) const {
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  if (catch_up_ == nullptr ||
+      (entry != nullptr &&
+       (entry->versions.empty() || version <= entry->versions.rbegin()->first))) {
+    return snapshot;
+  }
+  fresher = catch_up_();
+  return fresher != nullptr ? *fresher : snapshot;
+}
+
+absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
+                                       const std::string& tenant,
+                                       const std::string& key,
+                                       absl::Span<const uint8_t> plaintext,
+                                       absl::Span<const uint8_t> aad) {
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<crypto::EpochSubkey*> epoch = entry->sealing->Current();
+  if (!epoch.ok()) return epoch.status();
+  absl::StatusOr<std::vector<uint8_t>> ciphertext = (*epoch)->Seal(plaintext, aad);
+  if (!ciphertext.ok()) return ciphertext.status();
+  return Sealed{*std::move(ciphertext), (*epoch)->version()};
+}
+
+absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyForOpen(
+    const KeyEntry& entry, const crypto::UnaryHeader& header) {
+  absl::StatusOr<const KeyVersionEntry*> version =
+      entry.VersionForOpen(header.key_version);
+  if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
+  // Most ciphertexts come back to the process that sealed them: no lock, no lookup.
+  if (entry.sealing->version() == header.key_version) {
+    if (const crypto::EpochSubkey* own = entry.sealing->CurrentIf(header.epoch_id)) {
+      return std::shared_ptr<const crypto::EpochSubkey>(entry.sealing, own);
+    }
+  }
+  CacheKey cache_key{entry.tenant, entry.name, header.key_version, header.epoch_id};
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = cache_.find(cache_key);
+    if (it != cache_.end()) return it->second;
+  }
+  absl::StatusOr<std::unique_ptr<crypto::EpochSubkey>> derived =
+      crypto::EpochSubkey::Derive((*version)->material->span(),
+                                  {entry.tenant, entry.name, header.key_version},
+                                  header.epoch_id);
+  if (!derived.ok()) return derived.status();
+  std::shared_ptr<const crypto::EpochSubkey> subkey = *std::move(derived);
+  absl::MutexLock lock(&mutex_);
+  auto [it, inserted] = cache_.emplace(cache_key, subkey);
+  if (inserted) {
+    insertion_order_.push_back(cache_key);
+    if (cache_.size() > max_cached_epochs_) {
+      cache_.erase(insertion_order_.front());
+      insertion_order_.pop_front();
+    }
+  }
+  return it->second;
+}
+
+absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,
+                                       const std::string& tenant,
+                                       const std::string& key,
+                                       absl::Span<const uint8_t> ciphertext,
+                                       absl::Span<const uint8_t> aad) {
+  if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
+    return s;
+  }
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+  const KeyEntry* entry = current.FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
+  absl::StatusOr<Opened> opened = OpenWith(*entry, ciphertext, aad);
+  if (crypto::IsDecryptionFailure(opened.status())) CountFailure(*entry);
+  return opened;
+}
+
+absl::StatusOr<Opened> CryptoEngine::OpenWith(const KeyEntry& entry,
+                                           absl::Span<const uint8_t> ciphertext,
+                                           absl::Span<const uint8_t> aad) {
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  if (!header.ok()) return header.status();
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
+      SubkeyForOpen(entry, *header);
+  if (!subkey.ok()) return subkey.status();
+  absl::StatusOr<std::vector<uint8_t>> plaintext = (*subkey)->Open(ciphertext, aad);
+  if (!plaintext.ok()) return plaintext.status();
+  return Opened{*std::move(plaintext), header->key_version};
+}
+
+absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
+                                            const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> ciphertext,
+                                            absl::Span<const uint8_t> aad) {
+  if (absl::Status s = RefuseStream(
+          ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
+      !s.ok()) {
+    return s;
+  }
+  // Opened and sealed again with one snapshot: never under an older primary than
+  // the ciphertext's own version.
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+  absl::StatusOr<Opened> opened = Open(current, tenant, key, ciphertext, aad);
+  if (!opened.ok()) return opened.status();
+  absl::StatusOr<Sealed> sealed = Seal(current, tenant, key, opened->plaintext, aad);
+  // The plaintext never leaves the server; wipe it before returning.
+  crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
+  if (!sealed.ok()) return sealed.status();
+  return Rewrapped{std::move(sealed->ciphertext), sealed->key_version,
+                   opened->key_version};
+}
+
+absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(
+    const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+    absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  auto primary = entry->versions.find(entry->primary_version);
+  if (primary == entry->versions.end() || primary->second.material == nullptr ||
+      primary->second.material->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("key \"", key, "\" has no usable primary version"));
+  }
+  key_version = entry->primary_version;
+  return crypto::StreamSealer::Create(primary->second.material->span(),
+                                      {tenant, key, entry->primary_version}, aad,
+                                      segment_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpener(
+    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+    const std::string& key, absl::Span<const uint8_t> aad) {
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current = CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher);
+  if (fresher != nullptr) snapshot = fresher;
+  const KeyEntry* entry = current.FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
+  auto lookup = [this, snapshot, entry, tenant, key](uint32_t version)
+      -> absl::StatusOr<crypto::SecretBytes> {
+    std::shared_ptr<const Snapshot> fresher;
+    const KeyEntry* current = CaughtUp(*snapshot, tenant, key, version, fresher)
+                                  .FindKey(tenant, key);
+    if (current == nullptr) current = entry;
+    absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
+    if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
+    return (*found)->material->Clone();
+  };
+  return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
+}
+
+void CryptoEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
+                                              const std::string& tenant,
+                                              const std::string& key) {
+  if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
+}
+
+void CryptoEngine::CountFailure(const KeyEntry& entry) {
+  if (failure_limit_.RecordFailure(entry)) {
+    Log("decryption_limit_reached", "warning")
+        .Add("tenant", entry.tenant)
+        .Add("key", entry.name)
+        .Add("primary_version", int64_t{entry.primary_version})
+        .Add("detail", "opens with this key are refused until it is rotated or the "
+                       "server restarts");
+  }
+}
+
+}  // namespace sealbox::server

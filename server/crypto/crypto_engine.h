@@ -1,0 +1,134 @@
+// Seal, Open, Rewrap and stream setup for one tenant's keys, in absl terms. The gRPC
+// service (crypto_service.cc) is a thin layer over this.
+#ifndef SEALBOX_SERVER_CRYPTO_CRYPTO_ENGINE_H_
+#define SEALBOX_SERVER_CRYPTO_CRYPTO_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "crypto/format/stream.h"
+#include "crypto/format/unary.h"
+#include "server/crypto/decryption_limit.h"
+#include "server/keystore/keystore.h"
+
+namespace sealbox::server {
+
+struct Sealed {
+  std::vector<uint8_t> ciphertext;
+  uint32_t key_version = 0;
+};
+
+struct Opened {
+  std::vector<uint8_t> plaintext;
+  uint32_t key_version = 0;
+};
+
+struct Rewrapped {
+  std::vector<uint8_t> ciphertext;
+  uint32_t key_version = 0;
+  uint32_t previous_key_version = 0;
+};
+
+// OpenStream's check of the first ciphertext byte it receives: a unary ciphertext is
+// INVALID_ARGUMENT naming Open, anything else is OK (and fails or opens as usual).
+absl::Status CheckOpenStreamFormat(uint8_t first_byte);
+
+class CryptoEngine {
+ public:
+  // `max_cached_epochs` bounds the subkeys kept for opening other epochs
+  // (other replicas' and earlier processes').
+  // `max_cached_epochs` bounds the subkeys kept for opening other epochs;
+  // `max_decryption_failures` (0: none) is the per-key limit of decryption_limit.h.
+  // Called when a call names a key this snapshot lacks, or a ciphertext a version
+  // newer than any of its key: most likely made through another replica a moment
+  // ago. Returns a snapshot with every change made before the call, or null.
+  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
+
+  explicit CryptoEngine(size_t max_cached_epochs = 4096,
+                     uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
+
+  // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
+  // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
+  // for Open and Rewrap INVALID_ARGUMENT naming OpenStream when given a stream
+  // ciphertext (the format byte is public; see CheckOpenStreamFormat).
+  // Open, Rewrap and NewStreamOpener also RESOURCE_EXHAUSTED for a key over its
+  // decryption-failure limit (IsDecryptionLimitReached).
+  //
+  // Tenant isolation: every error names only the caller's own keys. A key that
+  // exists only in another tenant is NOT_FOUND exactly like one that exists nowhere,
+  // and a ciphertext sealed under another tenant's key fails like garbage ("decryption
+  // failed"): its version is looked up in the caller's key, and the tenant and key
+  // name are bound into the subkey derivation.
+  absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
+                              const std::string& key, absl::Span<const uint8_t> plaintext,
+                              absl::Span<const uint8_t> aad);
+  absl::StatusOr<Opened> Open(const Snapshot& snapshot, const std::string& tenant,
+                              const std::string& key,
+                              absl::Span<const uint8_t> ciphertext,
+                              absl::Span<const uint8_t> aad);
+  absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
+                                   const std::string& key,
+                                   absl::Span<const uint8_t> ciphertext,
+                                   absl::Span<const uint8_t> aad);
+
+  // A sealer for the key's primary version; sets `key_version`.
+  absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> NewStreamSealer(
+      const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+      absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version);
+
+  // An opener that looks the header's version up in `snapshot` (kept alive by the
+  // opener).
+  absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> NewStreamOpener(
+      std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
+      const std::string& key, absl::Span<const uint8_t> aad);
+
+  // Counts a failed OpenStream of the caller's `key` (unary Open and Rewrap count
+  // their own).
+  void RecordStreamDecryptionFailure(const Snapshot& snapshot, const std::string& tenant,
+                                     const std::string& key);
+
+ private:
+  // Counts a failed open against the key's limit; logs when it is reached.
+  void CountFailure(const KeyEntry& entry);
+  // `snapshot`, or the fresher one catch_up_ gives when the key is missing from it
+  // or `version` (0: none) is newer than any version of the key in it; `fresher`
+  // keeps that one alive.
+  const Snapshot& CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                           const std::string& key, uint32_t version,
+                           std::shared_ptr<const Snapshot>& fresher) const;
+  // The key version a unary ciphertext names (0 if it has no valid header).
+  static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
+
+  // Open without the limit's bookkeeping.
+  absl::StatusOr<Opened> OpenWith(const KeyEntry& entry,
+                                  absl::Span<const uint8_t> ciphertext,
+                                  absl::Span<const uint8_t> aad);
+
+  // The subkey for (key, version, epoch): the key's own sealing epoch without a
+  // lock, else from the bounded cache, derived once on a miss.
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
+      const KeyEntry& entry, const crypto::UnaryHeader& header);
+
+  const size_t max_cached_epochs_;
+  DecryptionFailureLimit failure_limit_;
+  const CatchUp catch_up_;
+
+  using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
+  absl::Mutex mutex_;
+  std::map<CacheKey, std::shared_ptr<const crypto::EpochSubkey>> cache_
+      ABSL_GUARDED_BY(mutex_);
+  std::list<CacheKey> insertion_order_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_CRYPTO_CRYPTO_ENGINE_H_

@@ -1,0 +1,227 @@
+#include "server/process/server.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
+#include "grpcpp/server_builder.h"
+#include "server/log.h"
+#include "server/reflection/reflection_service.h"
+#include "server/bench/echo_service.h"
+#include "server/keystore/etcd/etcd_storage.h"
+#include "server/keystore/file_storage.h"
+#include "server/process/tls_credentials.h"
+
+namespace sealbox::server {
+namespace {
+
+// The transport's cap on any one message, streams' chunks included; also each
+// stream's receive window (below).
+constexpr int kMaxMessageBytes = 4 << 20;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
+    ServerConfig config) {
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  std::unique_ptr<SealboxServer> server(new SealboxServer);
+  // TLS files first: a bad one stops startup before the keystore is touched.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ListenerCredentials(config);
+  if (!credentials.ok()) return credentials.status();
+
+  absl::StatusOr<std::unique_ptr<KeystoreStorage>> storage = OpenStorage(config);
+  if (!storage.ok()) return storage.status();
+  KeystoreOpenOptions open;
+  open.create = config.create_keystore;
+  // A store that cannot be reached yet (etcd down) is retried in the background:
+  // the server listens meanwhile, NOT_SERVING, so probes and callers learn why.
+  open.keep_trying = true;
+  SealboxServer* s = server.get();
+  open.on_writable = [s](bool) { s->UpdateHealth(); };
+  open.on_failure = [s](const absl::Status& status) { s->Fail(status); };
+  absl::StatusOr<std::unique_ptr<Keystore>> keystore =
+      Keystore::Open(*std::move(storage), std::move(open));
+  if (!keystore.ok()) return keystore.status();
+  server->keystore_ = *std::move(keystore);
+  if (server->keystore_->rewrapped_at_open()) {
+    Log("keystore_rewrapped")
+        .Add("generation", static_cast<int64_t>(server->keystore_->snapshot()->generation()))
+        .Add("detail", "was under --previous-kek-file; now under --kek-file");
+  }
+
+  server->auth_limiter_ = std::make_unique<AuthFailureLimiter>(config.auth_limits);
+  server->authenticator_ = std::make_unique<Authenticator>(
+      config.admin_token, config.cert_tenants, server->auth_limiter_.get(),
+      &server->metrics_, [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
+  server->crypto_service_ = std::make_unique<CryptoService>(
+      server->keystore_.get(), server->authenticator_.get(), config.limits,
+      &server->metrics_);
+  server->admin_service_ = std::make_unique<AdminService>(
+      server->keystore_.get(), server->authenticator_.get(), &server->metrics_);
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
+        MetricsExposer::Start(config.metrics_listen, server->metrics_);
+    if (!exposer.ok()) return exposer.status();
+    server->exposer_ = *std::move(exposer);
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, *credentials, &server->port_);
+  builder.RegisterService(server->crypto_service_.get());
+  builder.RegisterService(server->admin_service_.get());
+  // What reflection lists: the services registered here, and the built-in health.
+  std::vector<std::string> served = {v1::Crypto::service_full_name(),
+                                     v1::Admin::service_full_name(),
+                                     "grpc.health.v1.Health"};
+  if (config.bench_echo) {
+    server->bench_echo_service_ = std::make_unique<bench::EchoService>();
+    builder.RegisterService(server->bench_echo_service_.get());
+    served.push_back(sealbox::bench::Echo::service_full_name());
+  }
+  absl::StatusOr<std::unique_ptr<Reflection>> reflection =
+      Reflection::Create(std::move(served));
+  if (!reflection.ok()) return reflection.status();
+  server->reflection_ = *std::move(reflection);
+  for (grpc::Service* service : server->reflection_->services()) {
+    builder.RegisterService(service);
+  }
+  // Unary requests are capped by --max-unary-bytes in the service; this is the
+  // transport's cap on any one message, streams' chunks included.
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy port
+  // starts "successfully" and shares its connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Clients that balance over a headless Service's addresses re-resolve when a
+  // connection goes away; closing old ones (GOAWAY; calls in flight finish) is how
+  // they find replicas added since. Streams are not cut short: no grace limit.
+  if (config.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_age)));
+  }
+  // Many connections, or idle ones, must not exhaust the server: a cap on streams per
+  // connection, a deadline for a new connection to start HTTP/2, idle connections
+  // closed (GOAWAY), keepalive pings to find dead peers, and a memory quota for
+  // gRPC's buffers.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             config.max_streams_per_connection);
+  builder.AddChannelArgument(
+      GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(config.handshake_timeout)));
+  if (config.max_connection_idle > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_idle)));
+  }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  // A fixed receive window per stream instead of gRPC's bandwidth-delay probing. The
+  // probe sizes the window by the delay it measures, and on a busy CPU that delay
+  // (so the window, so the bytes gRPC buffers per stream) balloons: a 256 MiB
+  // SealStream + OpenStream raised the server's peak RSS by 45-70 MiB on a loaded
+  // 2-core machine, 4-6 MiB with this window. One largest message per round trip
+  // still carries 4 GB/s at 1 ms.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kMaxMessageBytes);
+  if (config.grpc_memory_limit_bytes > 0) {
+    grpc::ResourceQuota quota("sealbox");
+    quota.Resize(static_cast<size_t>(config.grpc_memory_limit_bytes));
+    builder.SetResourceQuota(quota);
+  }
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config.listen,
+                     " (address in use, or not a valid host:port?)"));
+  }
+  server->config_ = std::move(config);
+  {
+    absl::MutexLock lock(&server->health_mu_);
+    server->health_ = server->server_->GetHealthCheckService();
+  }
+  server->UpdateHealth();
+  return server;
+}
+
+absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config) {
+  if (config.uses_etcd()) {
+    etcd::EtcdStorageOptions options;
+    options.etcd = config.etcd;
+    options.prefix = config.etcd_prefix;
+    options.kek = config.kek.Clone();
+    options.previous_kek = config.previous_kek.Clone();
+    auto storage = etcd::EtcdStorage::Create(std::move(options));
+    if (!storage.ok()) return storage.status();
+    return std::unique_ptr<KeystoreStorage>(*std::move(storage));
+  }
+  FileStorageOptions file;
+  file.data_dir = config.data_dir;
+  file.kek = config.kek.Clone();
+  file.previous_kek = config.previous_kek.Clone();
+  file.poll_interval = config.reload_interval;
+  auto storage = FileStorage::Create(std::move(file));
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<KeystoreStorage>(*std::move(storage));
+}
+
+// Health: the whole server ("") and the data plane serve once the keystore has
+// loaded; the admin plane while the keystore's store can also be reached.
+void SealboxServer::UpdateHealth() {
+  absl::MutexLock lock(&health_mu_);
+  if (health_ == nullptr || stopping_.HasBeenNotified()) return;
+  const bool loaded = keystore_->Loaded().ok();
+  health_->SetServingStatus("", loaded);
+  health_->SetServingStatus("sealbox.v1.Crypto", loaded);
+  health_->SetServingStatus("sealbox.v1.Admin", keystore_->Writable().ok());
+}
+
+void SealboxServer::Fail(const absl::Status& status) {
+  {
+    absl::MutexLock lock(&health_mu_);
+    failure_ = status;
+  }
+  // main() waits for SIGTERM; it finds the failure and exits 1 after the drain.
+  kill(getpid(), SIGTERM);
+}
+
+absl::Status SealboxServer::failure() const {
+  absl::MutexLock lock(&health_mu_);
+  return failure_;
+}
+
+void SealboxServer::Shutdown() {
+  if (server_ == nullptr || stopping_.HasBeenNotified()) return;
+  {
+    absl::MutexLock lock(&health_mu_);
+    stopping_.Notify();
+  }
+  // Readiness probes see NOT_SERVING while in-flight calls drain.
+  server_->GetHealthCheckService()->Shutdown();
+  const auto deadline =
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));
+  server_->Shutdown(deadline);
+}
+
+void SealboxServer::Wait() {
+  if (server_ == nullptr) return;
+  server_->Wait();
+}
+
+SealboxServer::~SealboxServer() {
+  Shutdown();
+  Wait();
+  // Its thread calls back into this server: stop it while the server is whole.
+  keystore_.reset();
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,81 @@
+// The sealbox gRPC server: the data and admin planes, health checking, reflection,
+// TLS, keystore reload, and a graceful drain on shutdown.
+#ifndef SEALBOX_SERVER_PROCESS_SERVER_H_
+#define SEALBOX_SERVER_PROCESS_SERVER_H_
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server.h"
+#include "server/admin/admin_service.h"
+#include "server/auth/auth.h"
+#include "server/crypto/crypto_service.h"
+#include "server/keystore/keystore.h"
+#include "server/metrics/exposer.h"
+#include "server/metrics/metrics.h"
+#include "server/reflection/reflection_service.h"
+#include "server/process/server_config.h"
+
+namespace sealbox::server {
+
+// The keystore's store, as the config asks: a file, or etcd. The one place that
+// picks a backend.
+absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config);
+
+class SealboxServer {
+ public:
+  // Loads the keystore and starts listening. Errors name what is wrong (bad flag,
+  // wrong KEK, damaged keystore, port in use).
+  static absl::StatusOr<std::unique_ptr<SealboxServer>> Start(ServerConfig config);
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  // The metrics port, 0 without --metrics-listen.
+  int metrics_port() const { return exposer_ ? exposer_->port() : 0; }
+  // The Prometheus text of the server's metrics.
+  std::string RenderMetrics() const { return metrics_.Render(); }
+
+  // Stops accepting calls, lets in-flight ones finish for up to the drain timeout,
+  // then cancels the rest. Safe to call once, from any thread.
+  void Shutdown();
+
+  // Blocks until Shutdown() has completed.
+  void Wait();
+
+  // Why the server gave up after starting (the keystore failed to load for good,
+  // e.g. a wrong KEK once etcd answered), or OK. It then sends itself SIGTERM.
+  absl::Status failure() const;
+
+  ~SealboxServer();
+
+ private:
+  SealboxServer() = default;
+  void UpdateHealth();
+  void Fail(const absl::Status& status);
+
+  ServerConfig config_;
+  std::unique_ptr<Keystore> keystore_;
+  Metrics metrics_;
+  std::unique_ptr<AuthFailureLimiter> auth_limiter_;
+  std::unique_ptr<MetricsExposer> exposer_;
+  std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<CryptoService> crypto_service_;
+  std::unique_ptr<AdminService> admin_service_;
+  std::unique_ptr<grpc::Service> bench_echo_service_;  // --bench_echo only
+  std::unique_ptr<Reflection> reflection_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  absl::Notification stopping_;
+  mutable absl::Mutex health_mu_;
+  grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(health_mu_) = nullptr;
+  absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_PROCESS_SERVER_H_

@@ -1,0 +1,85 @@
+#include "server/process/server_config.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace sealbox::server {
+
+bool IsLoopbackAddress(const std::string& host_port) {
+  // A unix socket is reachable only through the file system, like loopback.
+  return absl::StartsWith(host_port, "unix:") || absl::StartsWith(host_port, "127.") ||
+         absl::StartsWith(host_port, "localhost:") ||
+         absl::StartsWith(host_port, "[::1]:");
+}
+
+absl::Status ServerConfig::Validate() const {
+  if (data_dir.empty() && !uses_etcd()) {
+    return absl::InvalidArgumentError(
+        "say where the keystore is: --data-dir (a file) or --etcd-endpoints");
+  }
+  if (!data_dir.empty() && uses_etcd()) {
+    return absl::InvalidArgumentError(
+        "--data-dir and --etcd-endpoints name two keystores: give one (both only with "
+        "--migrate-keystore or --export-keystore)");
+  }
+  if (kek.size() != 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the KEK must be 32 bytes (raw, or 64 hex digits); got ", kek.size(), " bytes"));
+  }
+  if (!previous_kek.empty() && previous_kek.size() != 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the previous KEK must be 32 bytes (raw, or 64 hex digits); got ",
+        previous_kek.size(), " bytes"));
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (!client_ca_file.empty() && !tls()) {
+    return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
+  }
+  if (!tls() && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve plaintext gRPC on non-loopback address ", listen,
+        ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "
+        "terminates TLS in front of sealbox"));
+  }
+  if (limits.max_unary_bytes == 0 || limits.max_unary_bytes > (4u << 20) - 1024) {
+    return absl::InvalidArgumentError(
+        "--max-unary-bytes must be between 1 and 4 MiB - 1 KiB (gRPC's message limit)");
+  }
+  if (limits.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError("--max-streams must be at least 1");
+  }
+  if (tls_reload_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--tls-reload-seconds must be at least 1");
+  }
+  // gRPC takes the age in milliseconds as an int.
+  if (max_connection_age < absl::ZeroDuration() || max_connection_age > absl::Hours(24 * 24)) {
+    return absl::InvalidArgumentError(
+        "--max-connection-age-seconds must be between 0 (never) and 24 days");
+  }
+  if (limits.stream_idle_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream-idle-seconds must be 0 (never) or more");
+  }
+  if (auth_limits.max_failures < 0) {
+    return absl::InvalidArgumentError("--auth-failures-per-minute must be 0 (off) or more");
+  }
+  if (max_streams_per_connection < 1) {
+    return absl::InvalidArgumentError("--max-streams-per-connection must be at least 1");
+  }
+  if (max_connection_idle < absl::ZeroDuration() || max_connection_idle > absl::Hours(24 * 24)) {
+    return absl::InvalidArgumentError(
+        "--max-connection-idle-seconds must be between 0 (never) and 24 days");
+  }
+  if (handshake_timeout < absl::Seconds(1) || handshake_timeout > absl::Hours(1)) {
+    return absl::InvalidArgumentError(
+        "--handshake-timeout-seconds must be between 1 and 3600");
+  }
+  if (grpc_memory_limit_bytes != 0 && grpc_memory_limit_bytes < (int64_t{64} << 20)) {
+    return absl::InvalidArgumentError(
+        "--grpc-memory-limit-mb must be 0 (no limit) or at least 64");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,67 @@
+#ifndef SEALBOX_SERVER_PROCESS_SERVER_CONFIG_H_
+#define SEALBOX_SERVER_PROCESS_SERVER_CONFIG_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "crypto/format/secret_bytes.h"
+#include "server/auth/auth_limiter.h"
+#include "server/crypto/crypto_limits.h"
+#include "server/keystore/etcd/etcd_client.h"
+
+namespace sealbox::server {
+
+// Everything the server needs, resolved from flags (main.cc) or by dev mode.
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";
+  // Where the keystore is kept: a data directory (the file backend), or etcd
+  // (etcd.endpoints not empty) under etcd_prefix. Exactly one.
+  std::string data_dir;
+  etcd::EtcdOptions etcd;
+  std::string etcd_prefix = "/sealbox/";
+  crypto::SecretBytes kek;       // 32 bytes
+  crypto::SecretBytes previous_kek;  // empty, or 32 bytes while the KEK is changed
+  std::string admin_token;       // empty: admin plane unusable
+  // TLS: PEM files, re-read every tls_reload_interval (server/process/tls_credentials.h).
+  // Client CA set: clients must present a certificate it signed.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  absl::Duration tls_reload_interval = absl::Seconds(30);
+  std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
+  bool allow_insecure_listen = false;
+  std::string metrics_listen;  // host:port for Prometheus; empty: no exporter
+  bool create_keystore = false;
+  CryptoLimits limits;
+  absl::Duration drain_timeout = absl::Seconds(20);
+  absl::Duration reload_interval = absl::Seconds(1);
+  absl::Duration max_connection_age = absl::ZeroDuration();  // zero: connections never age
+  // Failed authentication per caller address (server/auth/auth_limiter.h).
+  AuthLimits auth_limits;
+  // Transport limits against many or idle connections: streams one connection may
+  // have open at once, how long a connection without calls stays open (zero: no
+  // limit), how long a new connection may take to start HTTP/2 (TLS included), and
+  // gRPC's memory quota for its buffers (0: none).
+  int max_streams_per_connection = 100;
+  absl::Duration max_connection_idle = absl::Minutes(5);
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  int64_t grpc_memory_limit_bytes = int64_t{1} << 30;
+  // Also serve sealbox.bench.Echo, the transport baseline of `tools/dev bench
+  // service`. Benchmarks only.
+  bool bench_echo = false;
+
+  bool tls() const { return !tls_cert_file.empty(); }
+  bool uses_etcd() const { return !etcd.endpoints.empty(); }
+
+  // Refuses unsafe or inconsistent settings with a message naming the flag.
+  absl::Status Validate() const;
+};
+
+// True for 127.0.0.0/8, [::1], "localhost" and unix: socket listen addresses.
+bool IsLoopbackAddress(const std::string& host_port);
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_PROCESS_SERVER_CONFIG_H_
