@@ -1,23 +1,20 @@
-// sealbox.v1.Crypto over gRPC's callback API: authentication, limits and the
-// conversion to grpc::Status; the work itself is CryptoEngine's.
+// sealbox.v1.Crypto over gRPC's callback API: admission, limits, metrics and the
+// conversion to grpc::Status. The work itself is CryptoEngine's; the streams'
+// protocol is StreamCall's (stream_call.h), their messages' meaning crypto_streams'.
 #ifndef SEALBOX_SERVER_CRYPTO_CRYPTO_SERVICE_H_
 #define SEALBOX_SERVER_CRYPTO_CRYPTO_SERVICE_H_
 
-#include <atomic>
 #include <cstddef>
-#include <memory>
-#include <string>
-
-#include "absl/time/time.h"
 
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/auth/auth.h"
+#include "server/crypto/admission.h"
 #include "server/crypto/crypto_engine.h"
 #include "server/crypto/crypto_limits.h"
+#include "server/crypto/stream_call.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
-#include "server/crypto/stream_watchdog.h"
 
 namespace sealbox::server {
 
@@ -41,38 +38,15 @@ class CryptoService final : public v1::Crypto::CallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
-  template <typename Request, typename Response>
-  friend class StreamCall;
-  friend class SealStreamCall;
-  friend class OpenStreamCall;
-
-  // Who is calling and the snapshot their call works on.
-  struct Caller {
-    std::shared_ptr<const Snapshot> snapshot;
-    std::string tenant;
-  };
-
-  // Authenticates the caller and checks the key name, the associated data's size and
-  // the message size.
-  absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
-                               const std::string& key, const std::string& aad,
-                               size_t size, size_t limit) const;
-
-  // Counts what an Open or Rewrap of the caller's `key` ended with.
-  void CountOpenOutcome(const absl::Status& status, const std::string& tenant,
-                        const std::string& key);
-
   size_t MaxUnaryCiphertextBytes() const {
     return limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
   }
 
-  Keystore* keystore_;
-  const Authenticator* authenticator_;
+  const Admission admission_;
   const CryptoLimits limits_;
   Metrics* metrics_;
   CryptoEngine engine_;
-  std::atomic<int> active_streams_{0};
-  StreamWatchdog watchdog_;
+  StreamSlots streams_;
 };
 
 }  // namespace sealbox::server

@@ -1,0 +1,45 @@
+#include "server/crypto/admission.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/crypto/crypto_limits.h"
+#include "server/keystore/names.h"
+
+namespace sealbox::server {
+namespace {
+
+absl::Status CheckAssociatedData(const std::string& aad) {
+  if (aad.size() <= kMaxAssociatedDataBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "associated data of ", aad.size(), " bytes exceeds the limit of ",
+      kMaxAssociatedDataBytes / 1024, " KiB (", kMaxAssociatedDataBytes, " bytes)"));
+}
+
+absl::Status TooLarge(size_t size, size_t limit) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "message of ", size, " bytes exceeds the unary limit of ", limit,
+      " bytes; use SealStream/OpenStream"));
+}
+
+}  // namespace
+
+absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& context,
+                                        const std::string& key, const std::string& aad,
+                                        size_t size, size_t limit) const {
+  // Before the keystore has loaded no token is known: say so, rather than count every
+  // caller as a failed authentication.
+  if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
+  Caller caller{keystore_->snapshot(), {}};
+  absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
+  if (!tenant.ok()) return tenant.status();
+  caller.tenant = *std::move(tenant);
+  // The admin plane's rule: a name no key can have is refused before any lookup, and
+  // never echoed.
+  if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
+  if (absl::Status s = CheckAssociatedData(aad); !s.ok()) return s;
+  if (size > limit) return TooLarge(size, limit);
+  return caller;
+}
+
+}  // namespace sealbox::server

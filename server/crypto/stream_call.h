@@ -1,0 +1,215 @@
+// The protocol every streaming Crypto call follows, whatever its messages mean: read
+// a message, answer with whatever output it completed (in slices of at most
+// kMaxResponseChunk), and only then read the next. One message in flight each way
+// keeps memory bounded by a chunk and a segment, however long the stream. The first
+// message must be `start`; the caller is admitted on it. A StreamHandler says what
+// the messages mean (crypto_streams.cc has SealStream's and OpenStream's).
+#ifndef SEALBOX_SERVER_CRYPTO_STREAM_CALL_H_
+#define SEALBOX_SERVER_CRYPTO_STREAM_CALL_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "crypto/kernel/secure_wipe.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/server_callback.h"
+#include "sealbox/v1/data.pb.h"
+#include "server/crypto/admission.h"
+#include "server/crypto/stream_watchdog.h"
+#include "server/grpc_status.h"
+#include "server/log.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+// Responses carry at most this much, so a 4 MiB segment never meets gRPC's default
+// 4 MiB message limit on either side.
+inline constexpr size_t kMaxResponseChunk = 1 << 20;
+
+// What the streams of one service share: how many are open (at most `max_open`),
+// and the watchdog that cancels idle ones.
+struct StreamSlots {
+  StreamSlots(int max_open, absl::Duration idle_timeout)
+      : max_open(max_open), watchdog(idle_timeout) {}
+  const int max_open;
+  std::atomic<int> open{0};
+  StreamWatchdog watchdog;
+};
+
+// What one kind of stream does with its messages.
+template <typename Request, typename Response>
+class StreamHandler {
+ public:
+  virtual ~StreamHandler() = default;
+  // The start message, once the caller is admitted: set up, and append any output
+  // (the stream header) to `out`.
+  virtual absl::Status Begin(Caller caller, const v1::StreamStart& start,
+                             std::vector<uint8_t>& out) = 0;
+  // Every later message.
+  virtual absl::Status Consume(Request& request, std::vector<uint8_t>& out) = 0;
+  // The client's half-close.
+  virtual absl::Status End(std::vector<uint8_t>& out) = 0;
+  // Puts `size` bytes of output into a response.
+  virtual void Fill(const uint8_t* data, size_t size, Response& response) = 0;
+  // A response was sent: wipe what it held if that was plaintext.
+  virtual void Sent(Response& response) = 0;
+  // The call is about to fail with `status` (before the client hears of it, so its
+  // next call sees anything counted here).
+  virtual void Failed(const absl::Status&) {}
+};
+
+template <typename Request, typename Response>
+class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
+ public:
+  using Handler = StreamHandler<Request, Response>;
+
+  // Starts the call: the object deletes itself when gRPC is done with it.
+  static StreamCall* Start(grpc::CallbackServerContext* context, const char* method,
+                           const Admission& admission, StreamSlots& slots,
+                           Metrics& metrics, std::unique_ptr<Handler> handler) {
+    auto* call =
+        new StreamCall(context, method, admission, slots, metrics, std::move(handler));
+    call->Begin();
+    return call;
+  }
+
+  // Output may be plaintext: wiped whichever way the call ends.
+  ~StreamCall() override { crypto::SecureWipe(out_.data(), out_.size()); }
+
+  void OnReadDone(bool ok) override {
+    if (ok) slots_.watchdog.Touch(watch_id_);
+    out_.clear();
+    sent_ = 0;
+    if (!ok) {  // the client half-closed, or went away
+      // A cancelled call is not a truncated stream: nothing to finish or count.
+      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
+      if (!begun_) {
+        return Fail(
+            absl::InvalidArgumentError("the stream ended before its start message"));
+      }
+      if (absl::Status s = handler_->End(out_); !s.ok()) return Fail(s);
+      finishing_ = true;
+      if (out_.empty()) return this->Finish(grpc::Status::OK);
+      return Send();
+    }
+    absl::Status status = begun_ ? NextMessage() : FirstMessage();
+    if (!status.ok()) return Fail(status);
+    if (out_.empty()) return this->StartRead(&request_);
+    Send();
+  }
+
+  void OnWriteDone(bool ok) override {
+    handler_->Sent(response_);
+    if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+    slots_.watchdog.Touch(watch_id_);
+    if (sent_ < out_.size()) return Send();
+    crypto::SecureWipe(out_.data(), out_.size());
+    if (finishing_) return this->Finish(grpc::Status::OK);
+    this->StartRead(&request_);
+  }
+
+  void OnDone() override {
+    if (slots_.watchdog.Forget(watch_id_)) {
+      outcome_ = absl::DeadlineExceededError(
+          absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
+                       " (--stream-idle-seconds)"));
+      metrics_.CountStreamIdleTimeout();
+      Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+    }
+    metrics_.RecordOutcome(method_, outcome_, started_);
+    if (absl::IsUnauthenticated(outcome_)) {
+      Log("auth_failed", "warning").Add("method", method_).Add("peer", peer_);
+    }
+    slots_.open.fetch_sub(1);
+    metrics_.StreamEnded();
+    delete this;
+  }
+
+ private:
+  StreamCall(grpc::CallbackServerContext* context, const char* method,
+             const Admission& admission, StreamSlots& slots, Metrics& metrics,
+             std::unique_ptr<Handler> handler)
+      : context_(context),
+        method_(method),
+        admission_(admission),
+        slots_(slots),
+        metrics_(metrics),
+        handler_(std::move(handler)),
+        started_(absl::Now()) {}
+
+  // Once the whole object is built, so that no reaction reaches a half-made one.
+  void Begin() {
+    metrics_.StreamStarted();
+    peer_ = context_->peer();  // a cancelled call no longer knows it
+    if (slots_.open.fetch_add(1) >= slots_.max_open) {
+      return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
+    }
+    watch_id_ = slots_.watchdog.Watch(context_);
+    this->StartRead(&request_);
+  }
+
+  absl::Status FirstMessage() {
+    if (!request_.has_start()) {
+      return absl::InvalidArgumentError("the first message must be `start`");
+    }
+    const v1::StreamStart& start = request_.start();
+    absl::StatusOr<Caller> caller =
+        admission_.Admit(*context_, start.key(), start.associated_data(),
+                         /*size=*/0, /*limit=*/0);
+    if (!caller.ok()) return caller.status();
+    begun_ = true;
+    return handler_->Begin(*std::move(caller), start, out_);
+  }
+
+  absl::Status NextMessage() {
+    if (request_.has_start()) {
+      return absl::InvalidArgumentError("`start` may only be the first message");
+    }
+    return handler_->Consume(request_, out_);
+  }
+
+  // Sends the next slice of out_; OnWriteDone sends the rest.
+  void Send() {
+    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
+    handler_->Fill(out_.data() + sent_, n, response_);
+    sent_ += n;
+    this->StartWrite(&response_);
+  }
+
+  void Fail(const absl::Status& status) {
+    outcome_ = status;
+    handler_->Failed(status);
+    this->Finish(ToGrpcStatus(status));
+  }
+
+  grpc::CallbackServerContext* const context_;
+  const char* const method_;
+  const Admission& admission_;
+  StreamSlots& slots_;
+  Metrics& metrics_;
+  const std::unique_ptr<Handler> handler_;
+  const absl::Time started_;
+  absl::Status outcome_;
+  Request request_;
+  Response response_;
+  std::vector<uint8_t> out_;  // output not yet sent
+  size_t sent_ = 0;           // how much of out_ has been sent
+  bool begun_ = false;
+  bool finishing_ = false;
+  uint64_t watch_id_ = 0;
+  std::string peer_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_CRYPTO_STREAM_CALL_H_
