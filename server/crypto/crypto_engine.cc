@@ -44,10 +44,10 @@ absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
 }
 
 CryptoEngine::CryptoEngine(size_t max_cached_epochs, uint64_t max_decryption_failures,
-                     CatchUp catch_up)
-    : max_cached_epochs_(max_cached_epochs),
-      failure_limit_(max_decryption_failures),
-      catch_up_(std::move(catch_up)) {}
+                           CatchUp catch_up)
+    : failure_limit_(max_decryption_failures),
+      catch_up_(std::move(catch_up)),
+      epochs_(max_cached_epochs) {}
 
 uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
@@ -96,28 +96,8 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
       return std::shared_ptr<const crypto::EpochSubkey>(entry.sealing, own);
     }
   }
-  CacheKey cache_key{entry.tenant, entry.name, header.key_version, header.epoch_id};
-  {
-    absl::MutexLock lock(&mutex_);
-    auto it = cache_.find(cache_key);
-    if (it != cache_.end()) return it->second;
-  }
-  absl::StatusOr<std::unique_ptr<crypto::EpochSubkey>> derived =
-      crypto::EpochSubkey::Derive((*version)->material->span(),
-                                  {entry.tenant, entry.name, header.key_version},
-                                  header.epoch_id);
-  if (!derived.ok()) return derived.status();
-  std::shared_ptr<const crypto::EpochSubkey> subkey = *std::move(derived);
-  absl::MutexLock lock(&mutex_);
-  auto [it, inserted] = cache_.emplace(cache_key, subkey);
-  if (inserted) {
-    insertion_order_.push_back(cache_key);
-    if (cache_.size() > max_cached_epochs_) {
-      cache_.erase(insertion_order_.front());
-      insertion_order_.pop_front();
-    }
-  }
-  return it->second;
+  return epochs_.Get((*version)->material->span(),
+                     {entry.tenant, entry.name, header.key_version}, header.epoch_id);
 }
 
 absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,

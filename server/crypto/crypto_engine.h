@@ -5,16 +5,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <list>
-#include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "crypto/format/epochs.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
 #include "server/crypto/decryption_limit.h"
@@ -44,17 +41,16 @@ absl::Status CheckOpenStreamFormat(uint8_t first_byte);
 
 class CryptoEngine {
  public:
-  // `max_cached_epochs` bounds the subkeys kept for opening other epochs
-  // (other replicas' and earlier processes').
-  // `max_cached_epochs` bounds the subkeys kept for opening other epochs;
-  // `max_decryption_failures` (0: none) is the per-key limit of decryption_limit.h.
   // Called when a call names a key this snapshot lacks, or a ciphertext a version
   // newer than any of its key: most likely made through another replica a moment
   // ago. Returns a snapshot with every change made before the call, or null.
   using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
 
+  // `max_cached_epochs` bounds the subkeys kept for opening other epochs (other
+  // replicas' and earlier processes'); `max_decryption_failures` (0: none) is the
+  // per-key limit of decryption_limit.h.
   explicit CryptoEngine(size_t max_cached_epochs = 4096,
-                     uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
+                        uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
@@ -114,19 +110,14 @@ class CryptoEngine {
                                   absl::Span<const uint8_t> aad);
 
   // The subkey for (key, version, epoch): the key's own sealing epoch without a
-  // lock, else from the bounded cache, derived once on a miss.
+  // lock, else from epochs_.
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
       const KeyEntry& entry, const crypto::UnaryHeader& header);
 
-  const size_t max_cached_epochs_;
   DecryptionFailureLimit failure_limit_;
   const CatchUp catch_up_;
 
-  using CacheKey = std::tuple<std::string, std::string, uint32_t, crypto::EpochId>;
-  absl::Mutex mutex_;
-  std::map<CacheKey, std::shared_ptr<const crypto::EpochSubkey>> cache_
-      ABSL_GUARDED_BY(mutex_);
-  std::list<CacheKey> insertion_order_ ABSL_GUARDED_BY(mutex_);
+  crypto::EpochCache epochs_;
 };
 
 }  // namespace sealbox::server

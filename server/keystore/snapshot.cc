@@ -17,7 +17,7 @@ bool SameBytes(const crypto::SecretBytes& a, const crypto::SecretBytes& b) {
 }
 
 // `old`'s sealing epoch for `key`, if it is still the right one.
-std::shared_ptr<SealingEpoch> ReusableEpoch(const KeyEntry& key, const KeyEntry* old) {
+std::shared_ptr<crypto::SealingEpoch> ReusableEpoch(const KeyEntry& key, const KeyEntry* old) {
   if (old == nullptr || old->sealing == nullptr ||
       old->primary_version != key.primary_version) {
     return nullptr;
@@ -55,7 +55,7 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
   }
   entry->sealing = ReusableEpoch(*entry, old);
   if (entry->sealing == nullptr) {
-    entry->sealing = std::make_shared<SealingEpoch>(
+    entry->sealing = std::make_shared<crypto::SealingEpoch>(
         primary->second.material,
         crypto::KeyContext{tenant, key.name(), entry->primary_version});
   }

@@ -18,7 +18,7 @@
 #include "crypto/format/unary.h"
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/keystore_file.h"
-#include "server/keystore/sealing_epoch.h"
+#include "crypto/format/epochs.h"
 #include "server/keystore/storage.h"
 
 namespace sealbox::server {
@@ -44,7 +44,7 @@ struct KeyEntry {
   // The primary version's sealing epoch, expanded on first use. A new snapshot
   // reuses the previous one's while the primary version and its material are the
   // same, so an admin change elsewhere does not restart every key's epoch.
-  std::shared_ptr<SealingEpoch> sealing;
+  std::shared_ptr<crypto::SealingEpoch> sealing;
 
   // The version for opening, or: NOT_FOUND (no such version), FAILED_PRECONDITION
   // (disabled, destroyed, or below the minimum decryption version).

@@ -1,0 +1,111 @@
+#include "crypto/format/epochs.h"
+
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace sealbox::crypto {
+namespace {
+
+std::shared_ptr<const SecretBytes> Material() {
+  auto material = std::make_shared<SecretBytes>(32);
+  for (size_t i = 0; i < material->size(); ++i) material->data()[i] = static_cast<uint8_t>(i);
+  return material;
+}
+
+TEST(SealingEpochTest, DerivedOnFirstUseAndThenStable) {
+  SealingEpoch sealing(Material(), {"acme", "default", 7});
+  EXPECT_EQ(sealing.version(), 7u);
+  auto first = sealing.Current();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)->version(), 7u);
+  EXPECT_EQ(*sealing.Current(), *first);
+  EXPECT_EQ(sealing.CurrentIf((*first)->epoch_id()), *first);
+  EpochId other = (*first)->epoch_id();
+  other[0] ^= 1;
+  EXPECT_EQ(sealing.CurrentIf(other), nullptr);
+}
+
+TEST(SealingEpochTest, NothingIsDerivedBeforeUse) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  EXPECT_EQ(sealing.CurrentIf(EpochId{}), nullptr);
+}
+
+TEST(SealingEpochTest, ANearlyExhaustedEpochIsReplaced) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  sealing.StartCountersAtForTesting(kNearlyExhaustedMessages - 2);
+  auto epoch = sealing.Current();
+  ASSERT_TRUE(epoch.ok());
+  EpochSubkey* first = *epoch;
+  const std::vector<uint8_t> plaintext = {1, 2, 3};
+  ASSERT_TRUE(first->Seal(plaintext, {}).ok());
+  ASSERT_TRUE(first->Seal(plaintext, {}).ok());
+  ASSERT_TRUE(first->NearlyExhausted());
+  auto next = sealing.Current();
+  ASSERT_TRUE(next.ok());
+  EXPECT_NE(*next, first);
+  EXPECT_NE((*next)->epoch_id(), first->epoch_id());
+  // The replaced epoch stays valid for sealers that still hold it.
+  EXPECT_TRUE(first->Seal(plaintext, {}).ok());
+}
+
+TEST(SealingEpochTest, ConcurrentFirstUseDerivesOneEpoch) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  std::vector<EpochSubkey*> seen(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&, i] { seen[i] = *sealing.Current(); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(std::set<EpochSubkey*>(seen.begin(), seen.end()).size(), 1u);
+}
+
+TEST(EpochCacheTest, DerivesOnceAndOpensWhatTheEpochSealed) {
+  std::shared_ptr<const SecretBytes> material = Material();
+  SealingEpoch sealing(material, {"acme", "default", 3});
+  EpochSubkey* sealer = *sealing.Current();
+  const std::vector<uint8_t> plaintext = {4, 5, 6};
+  absl::StatusOr<std::vector<uint8_t>> sealed = sealer->Seal(plaintext, {});
+  ASSERT_TRUE(sealed.ok());
+
+  EpochCache cache(/*capacity=*/4);
+  auto first = cache.Get(material->span(), {"acme", "default", 3}, sealer->epoch_id());
+  ASSERT_TRUE(first.ok());
+  auto again = cache.Get(material->span(), {"acme", "default", 3}, sealer->epoch_id());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(first->get(), again->get());
+  absl::StatusOr<std::vector<uint8_t>> opened = (*first)->Open(*sealed, {});
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(*opened, plaintext);
+}
+
+TEST(EpochCacheTest, KeepsAtMostItsCapacityDroppingTheOldest) {
+  std::shared_ptr<const SecretBytes> material = Material();
+  EpochCache cache(/*capacity=*/2);
+  const KeyContext context{"acme", "default", 1};
+  EpochId a{}, b{}, c{};
+  b[0] = 1;
+  c[0] = 2;
+  // Held here, so a later derivation cannot reuse their addresses.
+  std::shared_ptr<const EpochSubkey> first_a = *cache.Get(material->span(), context, a);
+  std::shared_ptr<const EpochSubkey> first_b = *cache.Get(material->span(), context, b);
+  ASSERT_TRUE(cache.Get(material->span(), context, c).ok());  // drops a
+  EXPECT_EQ(cache.Get(material->span(), context, b)->get(), first_b.get());
+  EXPECT_NE(cache.Get(material->span(), context, a)->get(), first_a.get());
+}
+
+TEST(EpochCacheTest, TheContextIsPartOfTheKey) {
+  std::shared_ptr<const SecretBytes> material = Material();
+  EpochCache cache(/*capacity=*/4);
+  const EpochId epoch{};
+  auto acme = cache.Get(material->span(), {"acme", "default", 1}, epoch);
+  auto other = cache.Get(material->span(), {"other", "default", 1}, epoch);
+  ASSERT_TRUE(acme.ok() && other.ok());
+  EXPECT_NE(acme->get(), other->get());
+}
+
+}  // namespace
+}  // namespace sealbox::crypto
