@@ -3,12 +3,9 @@
 namespace sealbox::server {
 namespace {
 
-static_assert(static_cast<int>(KeyAlgorithm::kUnspecified) == v1::ALGORITHM_UNSPECIFIED);
-static_assert(static_cast<int>(KeyAlgorithm::kAes128Gcm) == v1::AES_128_GCM);
-static_assert(static_cast<int>(KeyAlgorithm::kAes256Gcm) == v1::AES_256_GCM);
-static_assert(static_cast<int>(VersionState::kEnabled) == v1::ENABLED);
-static_assert(static_cast<int>(VersionState::kDisabled) == v1::DISABLED);
-static_assert(static_cast<int>(VersionState::kDestroyed) == v1::DESTROYED);
+static_assert(NumberedAsKeyAlgorithm(v1::ALGORITHM_UNSPECIFIED, v1::AES_128_GCM,
+                                     v1::AES_256_GCM));
+static_assert(NumberedAsVersionState(v1::ENABLED, v1::DISABLED, v1::DESTROYED));
 
 // Times are whole seconds, and create_time is always set (even to the epoch).
 void SetSeconds(absl::Time time, google::protobuf::Timestamp* out) {

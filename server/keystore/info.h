@@ -27,6 +27,22 @@ enum class VersionState : int {
   kDestroyed = 3,  // material wiped; the version number stays
 };
 
+// For the static_asserts of code that converts another enum (the admin API's, the
+// stored records') by a cast: whether its values, given in this order, are numbered
+// as the keystore's.
+template <typename Enum>
+constexpr bool NumberedAsKeyAlgorithm(Enum unspecified, Enum aes_128_gcm, Enum aes_256_gcm) {
+  return static_cast<int>(unspecified) == static_cast<int>(KeyAlgorithm::kUnspecified) &&
+         static_cast<int>(aes_128_gcm) == static_cast<int>(KeyAlgorithm::kAes128Gcm) &&
+         static_cast<int>(aes_256_gcm) == static_cast<int>(KeyAlgorithm::kAes256Gcm);
+}
+template <typename Enum>
+constexpr bool NumberedAsVersionState(Enum enabled, Enum disabled, Enum destroyed) {
+  return static_cast<int>(enabled) == static_cast<int>(VersionState::kEnabled) &&
+         static_cast<int>(disabled) == static_cast<int>(VersionState::kDisabled) &&
+         static_cast<int>(destroyed) == static_cast<int>(VersionState::kDestroyed);
+}
+
 struct KeyVersionInfo {
   uint32_t version = 0;
   VersionState state = VersionState::kEnabled;
@@ -34,13 +50,18 @@ struct KeyVersionInfo {
   bool imported = false;
 };
 
-// A key as admin calls describe it.
-struct KeyInfo {
+// A key's name, algorithm and which of its versions serve: what describing a key
+// (KeyInfo) and using it (the snapshot's KeyEntry) share.
+struct KeySummary {
   std::string tenant;
   std::string name;
   KeyAlgorithm algorithm = KeyAlgorithm::kUnspecified;
   uint32_t primary_version = 0;
   uint32_t min_decryption_version = 0;
+};
+
+// A key as admin calls describe it.
+struct KeyInfo : KeySummary {
   std::vector<KeyVersionInfo> versions;  // ascending
 };
 

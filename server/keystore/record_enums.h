@@ -9,12 +9,9 @@
 
 namespace sealbox::server {
 
-static_assert(static_cast<int>(KeyAlgorithm::kUnspecified) == internal::ALGORITHM_UNSPECIFIED);
-static_assert(static_cast<int>(KeyAlgorithm::kAes128Gcm) == internal::AES_128_GCM);
-static_assert(static_cast<int>(KeyAlgorithm::kAes256Gcm) == internal::AES_256_GCM);
-static_assert(static_cast<int>(VersionState::kEnabled) == internal::ENABLED);
-static_assert(static_cast<int>(VersionState::kDisabled) == internal::DISABLED);
-static_assert(static_cast<int>(VersionState::kDestroyed) == internal::DESTROYED);
+static_assert(NumberedAsKeyAlgorithm(internal::ALGORITHM_UNSPECIFIED, internal::AES_128_GCM,
+                                     internal::AES_256_GCM));
+static_assert(NumberedAsVersionState(internal::ENABLED, internal::DISABLED, internal::DESTROYED));
 
 inline KeyAlgorithm FromRecord(internal::Algorithm algorithm) {
   return static_cast<KeyAlgorithm>(algorithm);

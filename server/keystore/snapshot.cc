@@ -93,7 +93,7 @@ KeyEntry KeyEntry::WithoutMaterial(const std::string& tenant, const internal::Ke
 }
 
 KeyInfo KeyEntry::Info() const {
-  KeyInfo key{tenant, name, algorithm, primary_version, min_decryption_version, {}};
+  KeyInfo key{*this, {}};
   for (const auto& [number, version] : versions) {
     key.versions.push_back({number, version.state,
                             absl::FromUnixSeconds(version.create_time_unix),

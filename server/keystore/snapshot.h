@@ -34,12 +34,7 @@ struct KeyVersionEntry {
 };
 
 // One key of one tenant, in a snapshot.
-struct KeyEntry {
-  std::string tenant;
-  std::string name;
-  KeyAlgorithm algorithm = KeyAlgorithm::kUnspecified;
-  uint32_t primary_version = 0;
-  uint32_t min_decryption_version = 0;
+struct KeyEntry : KeySummary {
   std::map<uint32_t, KeyVersionEntry> versions;
   // The primary version's sealing epoch, expanded on first use. A new snapshot
   // reuses the previous one's while the primary version and its material are the
