@@ -1,7 +1,6 @@
 #include "server/admin_service.h"
 
 #include <string>
-#include <utility>
 
 #include "server/admin_protos.h"
 #include "server/grpc_status.h"
