@@ -1,19 +1,19 @@
 #include "server/admin/admin_service.h"
 
 #include <string>
-#include <utility>
 
+#include "server/admin/admin_protos.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 
 namespace sealbox::server {
 namespace {
 
-// Copies an operation's value into the response, or passes its error on.
+// Puts an operation's value into the response, or passes its error on.
 template <typename T, typename Response>
-absl::Status Into(absl::StatusOr<T> result, Response* response) {
+absl::Status Into(const absl::StatusOr<T>& result, Response* response) {
   if (!result.ok()) return result.status();
-  *response = *std::move(result);
+  *response = ToProto(*result);
   return absl::OkStatus();
 }
 
@@ -55,9 +55,9 @@ grpc::ServerUnaryReactor* AdminService::ListTenants(
     grpc::CallbackServerContext* context, const v1::ListTenantsRequest*,
     v1::ListTenantsResponse* response) {
   return Run(context, "ListTenants", [&]() -> absl::Status {
-    absl::StatusOr<std::vector<v1::Tenant>> tenants = keystore_->ListTenants();
+    absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->ListTenants();
     if (!tenants.ok()) return tenants.status();
-    for (v1::Tenant& tenant : *tenants) *response->add_tenants() = std::move(tenant);
+    for (const TenantInfo& tenant : *tenants) *response->add_tenants() = ToProto(tenant);
     return absl::OkStatus();
   });
 }
@@ -84,7 +84,7 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
                                                   v1::Key* response) {
   return Run(context, "CreateKey", [&] {
     return Into(keystore_->CreateKey(request->tenant(), request->key(),
-                                     request->algorithm()),
+                                     FromProto(request->algorithm())),
                 response);
   });
 }
@@ -123,9 +123,9 @@ grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* co
                                                  const v1::ListKeysRequest* request,
                                                  v1::ListKeysResponse* response) {
   return Run(context, "ListKeys", [&]() -> absl::Status {
-    absl::StatusOr<std::vector<v1::Key>> keys = keystore_->ListKeys(request->tenant());
+    absl::StatusOr<std::vector<KeyInfo>> keys = keystore_->ListKeys(request->tenant());
     if (!keys.ok()) return keys.status();
-    for (v1::Key& key : *keys) *response->add_keys() = std::move(key);
+    for (const KeyInfo& key : *keys) *response->add_keys() = ToProto(key);
     return absl::OkStatus();
   });
 }
@@ -145,7 +145,7 @@ grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
     v1::Key* response) {
   return Run(context, "DisableKeyVersion", [&] {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
-                                           request->version(), v1::DISABLED),
+                                           request->version(), VersionState::kDisabled),
                 response);
   });
 }
@@ -155,7 +155,7 @@ grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
     v1::Key* response) {
   return Run(context, "EnableKeyVersion", [&] {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
-                                           request->version(), v1::ENABLED),
+                                           request->version(), VersionState::kEnabled),
                 response);
   });
 }

@@ -103,7 +103,7 @@ TEST_F(FileStorageTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
   {
     auto old = OpenOrDie();
     ASSERT_TRUE(old->CreateTenant("acme").ok());
-    ASSERT_TRUE(old->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+    ASSERT_TRUE(old->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   }
   const crypto::SecretBytes old_kek = kek_.Clone();
   const std::string under_old = ReadAll(path_);
@@ -168,7 +168,7 @@ TEST_F(FileStorageTest, GenerationCountsCommittedChangesOnly) {
   EXPECT_FALSE(ks->CreateTenant("acme").ok());
   EXPECT_FALSE(ks->CreateTenant("Bad").ok());
   EXPECT_EQ(ks->snapshot()->generation(), 2u);
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_EQ(ks->snapshot()->generation(), 3u);
 }
 
@@ -201,7 +201,7 @@ TEST_F(FileStorageTest, FailedWriteLeavesOldFileAndSnapshot) {
 
   fail->store(true);
   EXPECT_FALSE(ks->CreateTenant("beta").ok());
-  EXPECT_FALSE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  EXPECT_FALSE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_EQ(ReadAll(path_), before);
   EXPECT_EQ(ks->snapshot(), snapshot);
   std::vector<std::string> files;

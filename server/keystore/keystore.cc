@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/keystore/names.h"
+#include "server/keystore/record_enums.h"
 #include "server/keystore/tokens.h"
 #include "server/log.h"
 
@@ -43,18 +44,18 @@ absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
 int64_t NowUnix() { return absl::ToUnixSeconds(absl::Now()); }
 
 // Material bytes per algorithm; 0 for none we know.
-size_t MaterialBytes(v1::Algorithm algorithm) {
+size_t MaterialBytes(internal::Algorithm algorithm) {
   switch (algorithm) {
-    case v1::AES_128_GCM:
+    case internal::AES_128_GCM:
       return 16;
-    case v1::AES_256_GCM:
+    case internal::AES_256_GCM:
       return 32;
     default:
       return 0;
   }
 }
 
-absl::StatusOr<crypto::SecretBytes> RandomMaterial(v1::Algorithm algorithm) {
+absl::StatusOr<crypto::SecretBytes> RandomMaterial(internal::Algorithm algorithm) {
   crypto::SecretBytes material(MaterialBytes(algorithm));
   if (material.empty() || RAND_bytes(material.data(), material.size()) != 1) {
     return absl::InternalError("generating key material failed");
@@ -91,7 +92,7 @@ void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
   }
   internal::KeyVersion* version = key.add_versions();
   version->set_version(next);
-  version->set_state(v1::ENABLED);
+  version->set_state(internal::ENABLED);
   version->set_material(material.data(), material.size());
   version->set_imported(imported);
   version->set_create_time_unix(NowUnix());
@@ -106,22 +107,9 @@ absl::Status RotateFirst(const std::string& tenant, const internal::Key& key,
                    " is the primary version; rotate first"));
 }
 
-// The public description of a key as committed (no key material).
-v1::Key PublicKey(const std::string& tenant, const internal::Key& key) {
-  v1::Key out;
-  out.set_tenant(tenant);
-  out.set_name(key.name());
-  out.set_algorithm(key.algorithm());
-  out.set_primary_version(key.primary_version());
-  out.set_min_decryption_version(key.min_decryption_version());
-  for (const internal::KeyVersion& v : key.versions()) {
-    v1::KeyVersion* version = out.add_versions();
-    version->set_version(v.version());
-    version->set_state(v.state());
-    version->mutable_create_time()->set_seconds(v.create_time_unix());
-    version->set_imported(v.imported());
-  }
-  return out;
+// What admin calls say of a key as committed (no key material).
+KeyInfo InfoOf(const std::string& tenant, const internal::Key& key) {
+  return KeyEntry::WithoutMaterial(tenant, key).Info();
 }
 
 }  // namespace
@@ -501,25 +489,25 @@ absl::Status Keystore::Update(const RecordName& lock,
   }
 }
 
-absl::StatusOr<v1::Key> Keystore::UpdateKey(
+absl::StatusOr<KeyInfo> Keystore::UpdateKey(
     const std::string& tenant, const std::string& key,
     const std::function<absl::StatusOr<bool>(internal::Key&)>& change) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
-  v1::Key result;
+  KeyInfo result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     auto k = txn.RequireKey(tenant, key);
     if (!k.ok()) return k.status();
     absl::StatusOr<bool> changed = change(**k);
     if (!changed.ok()) return changed.status();
     if (*changed) txn.PutKey(tenant, **k);
-    result = PublicKey(tenant, **k);
+    result = InfoOf(tenant, **k);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
   return result;
 }
 
-absl::StatusOr<v1::Tenant> Keystore::CreateTenant(const std::string& name) {
+absl::StatusOr<TenantInfo> Keystore::CreateTenant(const std::string& name) {
   if (absl::Status s = ValidateTenantName(name); !s.ok()) return s;
   absl::Status s = Update(RecordName::Tenant(name), [&](Transaction& txn) {
     auto exists = txn.HasTenant(name);
@@ -531,9 +519,7 @@ absl::StatusOr<v1::Tenant> Keystore::CreateTenant(const std::string& name) {
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  v1::Tenant tenant;
-  tenant.set_name(name);
-  return tenant;
+  return TenantInfo{name, {}, {}};
 }
 
 absl::Status Keystore::DeleteTenant(const std::string& name) {
@@ -545,15 +531,15 @@ absl::Status Keystore::DeleteTenant(const std::string& name) {
   });
 }
 
-absl::StatusOr<std::vector<v1::Tenant>> Keystore::ListTenants() const {
-  std::vector<v1::Tenant> out;
+absl::StatusOr<std::vector<TenantInfo>> Keystore::ListTenants() const {
+  std::vector<TenantInfo> out;
   for (const auto& [name, tenant] : snapshot()->tenants()) {
-    out.push_back(tenant->ToProto());
+    out.push_back(tenant->Info());
   }
   return out;
 }
 
-absl::StatusOr<v1::IssueTokenResponse> Keystore::IssueToken(
+absl::StatusOr<IssuedToken> Keystore::IssueToken(
     const std::string& tenant, const std::string& description) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   if (description.size() > kMaxDescriptionBytes) {
@@ -562,28 +548,24 @@ absl::StatusOr<v1::IssueTokenResponse> Keystore::IssueToken(
   }
   auto token = GenerateToken();
   if (!token.ok()) return token.status();
-  v1::IssueTokenResponse response;
-  response.set_token(token->token);
-  v1::TokenInfo& info = *response.mutable_info();
-  info.set_id(token->id);
-  info.set_description(description);
-  info.mutable_create_time()->set_seconds(NowUnix());
-  absl::Status s = Update(RecordName::Token(tenant, info.id()), [&](Transaction& txn) {
+  const int64_t now = NowUnix();
+  IssuedToken issued{token->token, {token->id, description, absl::FromUnixSeconds(now)}};
+  absl::Status s = Update(RecordName::Token(tenant, token->id), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
     // Conditions the commit on the id being unused (64 random bits: it always is).
-    auto taken = txn.HasToken(tenant, info.id());
+    auto taken = txn.HasToken(tenant, token->id);
     if (!taken.ok()) return taken.status();
     if (*taken) return absl::AbortedError("token id collision");
     internal::Token stored;
-    stored.set_id(info.id());
+    stored.set_id(token->id);
     stored.set_sha256(token->sha256);
-    stored.set_description(info.description());
-    stored.set_create_time_unix(info.create_time().seconds());
+    stored.set_description(description);
+    stored.set_create_time_unix(now);
     txn.PutToken(tenant, stored);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  return response;
+  return issued;
 }
 
 absl::Status Keystore::RevokeToken(const std::string& tenant,
@@ -603,17 +585,18 @@ absl::Status Keystore::RevokeToken(const std::string& tenant,
   });
 }
 
-absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant,
                                             const std::string& key,
-                                            v1::Algorithm algorithm) {
+                                            KeyAlgorithm requested) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
-  if (algorithm == v1::ALGORITHM_UNSPECIFIED) algorithm = v1::AES_256_GCM;
+  internal::Algorithm algorithm = ToRecord(requested);
+  if (algorithm == internal::ALGORITHM_UNSPECIFIED) algorithm = internal::AES_256_GCM;
   if (MaterialBytes(algorithm) == 0) {
     return absl::InvalidArgumentError("algorithm must be AES_128_GCM or AES_256_GCM");
   }
   auto material = RandomMaterial(algorithm);
   if (!material.ok()) return material.status();
-  v1::Key result;
+  KeyInfo result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
     auto existing = txn.FindKey(tenant, key);
@@ -628,7 +611,7 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
     created.set_algorithm(algorithm);
     AddPrimaryVersion(created, material->span(), /*imported=*/false);
     txn.PutKey(tenant, created);
-    result = PublicKey(tenant, created);
+    result = InfoOf(tenant, created);
     WipeRecord(record);
     return absl::OkStatus();
   });
@@ -636,14 +619,14 @@ absl::StatusOr<v1::Key> Keystore::CreateKey(const std::string& tenant,
   return result;
 }
 
-absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant,
                                             const std::string& key,
                                             absl::Span<const uint8_t> material) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
-  const v1::Algorithm algorithm = material.size() == 16   ? v1::AES_128_GCM
-                                  : material.size() == 32 ? v1::AES_256_GCM
-                                                          : v1::ALGORITHM_UNSPECIFIED;
-  if (algorithm == v1::ALGORITHM_UNSPECIFIED) {
+  const internal::Algorithm algorithm = material.size() == 16   ? internal::AES_128_GCM
+                                        : material.size() == 32 ? internal::AES_256_GCM
+                                                                : internal::ALGORITHM_UNSPECIFIED;
+  if (algorithm == internal::ALGORITHM_UNSPECIFIED) {
     return absl::InvalidArgumentError(
         absl::StrCat("key material must be 16 or 32 bytes, not ", material.size()));
   }
@@ -654,7 +637,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     return absl::InvalidArgumentError(
         "key material is one byte repeated (such as all zeros); import random bytes");
   }
-  v1::Key result;
+  KeyInfo result;
   absl::Status s = Update(RecordName::Key(tenant, key), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
     auto existing = txn.FindKey(tenant, key);
@@ -665,7 +648,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
       if ((*existing)->algorithm() != algorithm) {
         return absl::InvalidArgumentError(
             absl::StrCat(KeyRef(tenant, key), " is ",
-                         v1::Algorithm_Name((*existing)->algorithm()), " (",
+                         internal::Algorithm_Name((*existing)->algorithm()), " (",
                          MaterialBytes((*existing)->algorithm()), "-byte material), not ",
                          material.size(), " bytes"));
       }
@@ -676,7 +659,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
     }
     AddPrimaryVersion(imported, material, /*imported=*/true);
     txn.PutKey(tenant, imported);
-    result = PublicKey(tenant, imported);
+    result = InfoOf(tenant, imported);
     WipeRecord(record);
     return absl::OkStatus();
   });
@@ -684,7 +667,7 @@ absl::StatusOr<v1::Key> Keystore::ImportKey(const std::string& tenant,
   return result;
 }
 
-absl::StatusOr<v1::Key> Keystore::RotateKey(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::RotateKey(const std::string& tenant,
                                             const std::string& key) {
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto material = RandomMaterial(k.algorithm());
@@ -694,27 +677,27 @@ absl::StatusOr<v1::Key> Keystore::RotateKey(const std::string& tenant,
   });
 }
 
-absl::StatusOr<v1::Key> Keystore::GetKey(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::GetKey(const std::string& tenant,
                                          const std::string& key) const {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   auto snap = snapshot();
   if (snap->FindTenant(tenant) == nullptr) return TenantNotFound(tenant);
   const KeyEntry* entry = snap->FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(tenant, key);
-  return entry->ToProto();
+  return entry->Info();
 }
 
-absl::StatusOr<std::vector<v1::Key>> Keystore::ListKeys(const std::string& tenant) const {
+absl::StatusOr<std::vector<KeyInfo>> Keystore::ListKeys(const std::string& tenant) const {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   auto snap = snapshot();
   const TenantEntry* entry = snap->FindTenant(tenant);
   if (entry == nullptr) return TenantNotFound(tenant);
-  std::vector<v1::Key> out;
-  for (const auto& [name, key] : entry->keys) out.push_back(key->ToProto());
+  std::vector<KeyInfo> out;
+  for (const auto& [name, key] : entry->keys) out.push_back(key->Info());
   return out;
 }
 
-absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::SetMinDecryptionVersion(const std::string& tenant,
                                                           const std::string& key,
                                                           uint32_t version) {
   if (version == 0) {
@@ -732,22 +715,23 @@ absl::StatusOr<v1::Key> Keystore::SetMinDecryptionVersion(const std::string& ten
   });
 }
 
-absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::SetVersionState(const std::string& tenant,
                                                   const std::string& key,
                                                   uint32_t version,
-                                                  v1::KeyVersionState state) {
-  if (state != v1::ENABLED && state != v1::DISABLED) {
+                                                  VersionState requested) {
+  const internal::KeyVersionState state = ToRecord(requested);
+  if (state != internal::ENABLED && state != internal::DISABLED) {
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
     return absl::InvalidArgumentError("a version can only be set ENABLED or DISABLED");
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
-    if ((*v)->state() == v1::DESTROYED) {
+    if ((*v)->state() == internal::DESTROYED) {
       return absl::FailedPreconditionError(
           absl::StrCat(KeyRef(tenant, key), " version ", version, " is destroyed"));
     }
-    if (state == v1::DISABLED && version == k.primary_version()) {
+    if (state == internal::DISABLED && version == k.primary_version()) {
       return RotateFirst(tenant, k, version);
     }
     if ((*v)->state() == state) return false;
@@ -756,16 +740,16 @@ absl::StatusOr<v1::Key> Keystore::SetVersionState(const std::string& tenant,
   });
 }
 
-absl::StatusOr<v1::Key> Keystore::DestroyVersion(const std::string& tenant,
+absl::StatusOr<KeyInfo> Keystore::DestroyVersion(const std::string& tenant,
                                                  const std::string& key,
                                                  uint32_t version) {
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto v = FindVersion(tenant, k, version);
     if (!v.ok()) return v.status();
-    if ((*v)->state() == v1::DESTROYED) return false;  // idempotent: nothing to write
+    if ((*v)->state() == internal::DESTROYED) return false;  // idempotent: nothing to write
     if (version == k.primary_version()) return RotateFirst(tenant, k, version);
     WipeMaterial(**v);
-    (*v)->set_state(v1::DESTROYED);
+    (*v)->set_state(internal::DESTROYED);
     return true;
   });
 }

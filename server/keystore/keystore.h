@@ -7,6 +7,7 @@
 //   server/keystore/file_storage.h   the file backend
 //   server/keystore/etcd/            the etcd backend
 //   server/keystore/snapshot.h       the in-memory view: KeyEntry, Snapshot
+//   server/keystore/info.h           what admin calls return: KeyInfo, TenantInfo
 //   server/keystore/names.h          what tenant and key names may be
 //   server/keystore/tokens.h         bearer tokens
 #ifndef SEALBOX_SERVER_KEYSTORE_KEYSTORE_H_
@@ -22,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "sealbox/v1/admin.pb.h"
+#include "server/keystore/info.h"
 #include "server/keystore/snapshot.h"
 #include "server/keystore/storage.h"
 
@@ -89,33 +90,33 @@ class Keystore {
   // NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION (e.g. destroying the primary
   // version), UNAVAILABLE (the store cannot be reached). Messages never carry key
   // material or tokens.
-  absl::StatusOr<v1::Tenant> CreateTenant(const std::string& name);
+  absl::StatusOr<TenantInfo> CreateTenant(const std::string& name);
   absl::Status DeleteTenant(const std::string& name);
-  absl::StatusOr<std::vector<v1::Tenant>> ListTenants() const;
-  absl::StatusOr<v1::IssueTokenResponse> IssueToken(const std::string& tenant,
-                                                    const std::string& description);
+  absl::StatusOr<std::vector<TenantInfo>> ListTenants() const;
+  absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
+                                         const std::string& description);
   absl::Status RevokeToken(const std::string& tenant, const std::string& token_id);
-  // `algorithm` UNSPECIFIED means AES_256_GCM.
-  absl::StatusOr<v1::Key> CreateKey(const std::string& tenant, const std::string& key,
-                                    v1::Algorithm algorithm);
+  // `algorithm` kUnspecified means kAes256Gcm.
+  absl::StatusOr<KeyInfo> CreateKey(const std::string& tenant, const std::string& key,
+                                    KeyAlgorithm algorithm);
   // A new key (its algorithm from the material's size), or a new primary version of
   // an existing key (the size must match its algorithm). Material that is one byte
   // repeated (all zeros, ...) is INVALID_ARGUMENT.
-  absl::StatusOr<v1::Key> ImportKey(const std::string& tenant, const std::string& key,
+  absl::StatusOr<KeyInfo> ImportKey(const std::string& tenant, const std::string& key,
                                     absl::Span<const uint8_t> material);
-  absl::StatusOr<v1::Key> RotateKey(const std::string& tenant, const std::string& key);
-  absl::StatusOr<v1::Key> GetKey(const std::string& tenant, const std::string& key) const;
-  absl::StatusOr<std::vector<v1::Key>> ListKeys(const std::string& tenant) const;
+  absl::StatusOr<KeyInfo> RotateKey(const std::string& tenant, const std::string& key);
+  absl::StatusOr<KeyInfo> GetKey(const std::string& tenant, const std::string& key) const;
+  absl::StatusOr<std::vector<KeyInfo>> ListKeys(const std::string& tenant) const;
   // 1 <= version <= the primary version.
-  absl::StatusOr<v1::Key> SetMinDecryptionVersion(const std::string& tenant,
+  absl::StatusOr<KeyInfo> SetMinDecryptionVersion(const std::string& tenant,
                                                   const std::string& key,
                                                   uint32_t version);
-  absl::StatusOr<v1::Key> SetVersionState(const std::string& tenant,
+  absl::StatusOr<KeyInfo> SetVersionState(const std::string& tenant,
                                           const std::string& key, uint32_t version,
-                                          v1::KeyVersionState state);  // ENABLED/DISABLED
-  // Wipes the material; the version stays, DESTROYED. Destroying a destroyed version
-  // again is OK and changes nothing (it returns the key).
-  absl::StatusOr<v1::Key> DestroyVersion(const std::string& tenant,
+                                          VersionState state);  // kEnabled/kDisabled
+  // Wipes the material; the version stays, kDestroyed. Destroying a destroyed
+  // version again is OK and changes nothing (it returns the key).
+  absl::StatusOr<KeyInfo> DestroyVersion(const std::string& tenant,
                                          const std::string& key, uint32_t version);
 
   ~Keystore();
@@ -132,7 +133,7 @@ class Keystore {
                       const std::function<absl::Status(Transaction&)>& change);
   // Updates one key: `change` gets it (NOT_FOUND when it or its tenant is missing)
   // and returns whether it changed it; a key left as it was is not written again.
-  absl::StatusOr<v1::Key> UpdateKey(
+  absl::StatusOr<KeyInfo> UpdateKey(
       const std::string& tenant, const std::string& key,
       const std::function<absl::StatusOr<bool>(internal::Key&)>& change);
 

@@ -73,19 +73,19 @@ TEST_P(KeystoreTest, ReopenSeesEverything) {
   {
     auto ks = OpenOrDie();
     ASSERT_TRUE(ks->CreateTenant("acme").ok());
-    ASSERT_TRUE(ks->CreateKey("acme", "db", v1::AES_128_GCM).ok());
+    ASSERT_TRUE(ks->CreateKey("acme", "db", KeyAlgorithm::kAes128Gcm).ok());
     ASSERT_TRUE(ks->RotateKey("acme", "db").ok());
     ASSERT_TRUE(ks->ImportKey("acme", "byok", material).ok());
     auto issued = ks->IssueToken("acme", "billing");
     ASSERT_TRUE(issued.ok());
-    token = issued->token();
+    token = issued->token;
   }
   auto ks = OpenOrDie(/*create=*/false);
   auto snap = ks->snapshot();
   EXPECT_EQ(*snap->TenantForToken(token), "acme");
   const KeyEntry* db = snap->FindKey("acme", "db");
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(db->algorithm, v1::AES_128_GCM);
+  EXPECT_EQ(db->algorithm, KeyAlgorithm::kAes128Gcm);
   EXPECT_EQ(db->primary_version, 2u);
   EXPECT_THAT(db->versions, SizeIs(2));
   EXPECT_EQ(db->versions.at(1).material->size(), 16u);
@@ -95,10 +95,10 @@ TEST_P(KeystoreTest, ReopenSeesEverything) {
   EXPECT_EQ(std::vector<uint8_t>(byok->versions.at(1).material->span().begin(),
                                  byok->versions.at(1).material->span().end()),
             material);
-  v1::Tenant tenant = snap->FindTenant("acme")->ToProto();
-  EXPECT_THAT(tenant.keys(), SizeIs(2));
-  ASSERT_THAT(tenant.tokens(), SizeIs(1));
-  EXPECT_EQ(tenant.tokens(0).description(), "billing");
+  TenantInfo tenant = snap->FindTenant("acme")->Info();
+  EXPECT_THAT(tenant.keys, SizeIs(2));
+  ASSERT_THAT(tenant.tokens, SizeIs(1));
+  EXPECT_EQ(tenant.tokens[0].description, "billing");
 }
 
 TEST_P(KeystoreTest, WrongKekIsAClearError) {
@@ -114,7 +114,7 @@ TEST_P(KeystoreTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
   {
     auto old = OpenOrDie();
     ASSERT_TRUE(old->CreateTenant("acme").ok());
-    ASSERT_TRUE(old->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+    ASSERT_TRUE(old->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
     ASSERT_TRUE(old->IssueToken("acme", "t").ok());
   }
   const crypto::SecretBytes old_kek = kek_.Clone();
@@ -157,13 +157,13 @@ TEST_P(KeystoreTest, Tenants) {
   EXPECT_TRUE(absl::IsAlreadyExists(ks->CreateTenant("acme").status()));
   EXPECT_THAT(*ks->ListTenants(), SizeIs(5));
 
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::ALGORITHM_UNSPECIFIED).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kUnspecified).ok());
   auto token = ks->IssueToken("acme", "");
   ASSERT_TRUE(token.ok());
   EXPECT_TRUE(ks->DeleteTenant("acme").ok());
   EXPECT_TRUE(absl::IsNotFound(ks->DeleteTenant("acme")));
   EXPECT_EQ(ks->snapshot()->FindTenant("acme"), nullptr);
-  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(token->token()).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(token->token).status()));
   EXPECT_THAT(*ks->ListTenants(), SizeIs(4));
   // A tenant of the same name starts empty.
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
@@ -177,29 +177,29 @@ TEST_P(KeystoreTest, TokensAuthenticateUntilRevoked) {
   auto first = ks->IssueToken("acme", "billing");
   auto second = ks->IssueToken("acme", "reports");
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_THAT(first->token(), ::testing::StartsWith("sbx_"));
-  EXPECT_THAT(first->token(), SizeIs(4 + 43));
-  EXPECT_THAT(first->info().id(), ::testing::MatchesRegex("[0-9a-f]{16}"));
-  EXPECT_NE(first->token(), second->token());
+  EXPECT_THAT(first->token, ::testing::StartsWith("sbx_"));
+  EXPECT_THAT(first->token, SizeIs(4 + 43));
+  EXPECT_THAT(first->info.id, ::testing::MatchesRegex("[0-9a-f]{16}"));
+  EXPECT_NE(first->token, second->token);
 
   auto snap = ks->snapshot();
-  EXPECT_EQ(*snap->TenantForToken(first->token()), "acme");
-  EXPECT_EQ(*snap->TenantForToken(second->token()), "acme");
+  EXPECT_EQ(*snap->TenantForToken(first->token), "acme");
+  EXPECT_EQ(*snap->TenantForToken(second->token), "acme");
   EXPECT_TRUE(absl::IsNotFound(snap->TenantForToken("sbx_nope").status()));
   EXPECT_TRUE(absl::IsNotFound(snap->TenantForToken("").status()));
 
-  ASSERT_TRUE(ks->RevokeToken("acme", first->info().id()).ok());
-  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(first->token()).status()));
-  EXPECT_EQ(*ks->snapshot()->TenantForToken(second->token()), "acme");
+  ASSERT_TRUE(ks->RevokeToken("acme", first->info.id).ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TenantForToken(first->token).status()));
+  EXPECT_EQ(*ks->snapshot()->TenantForToken(second->token), "acme");
   // The old snapshot is immutable: a reader that holds it keeps its view.
-  EXPECT_TRUE(snap->TenantForToken(first->token()).ok());
+  EXPECT_TRUE(snap->TenantForToken(first->token).ok());
 
-  absl::Status again = ks->RevokeToken("acme", first->info().id());
+  absl::Status again = ks->RevokeToken("acme", first->info.id);
   EXPECT_TRUE(absl::IsNotFound(again));
   // Someone pastes the token itself as the id: it must not show up in the error.
-  absl::Status pasted = ks->RevokeToken("other", second->token());
+  absl::Status pasted = ks->RevokeToken("other", second->token);
   EXPECT_TRUE(absl::IsNotFound(pasted));
-  EXPECT_THAT(pasted.message(), Not(HasSubstr(second->token())));
+  EXPECT_THAT(pasted.message(), Not(HasSubstr(second->token)));
   EXPECT_TRUE(absl::IsNotFound(ks->IssueToken("nobody", "").status()));
   EXPECT_TRUE(
       absl::IsInvalidArgument(ks->IssueToken("acme", std::string(257, 'x')).status()));
@@ -208,15 +208,15 @@ TEST_P(KeystoreTest, TokensAuthenticateUntilRevoked) {
 TEST_P(KeystoreTest, CreateKey) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  auto key = ks->CreateKey("acme", "Orders.v2_x-y", v1::ALGORITHM_UNSPECIFIED);
+  auto key = ks->CreateKey("acme", "Orders.v2_x-y", KeyAlgorithm::kUnspecified);
   ASSERT_TRUE(key.ok()) << key.status();
-  EXPECT_EQ(key->tenant(), "acme");
-  EXPECT_EQ(key->algorithm(), v1::AES_256_GCM);
-  EXPECT_EQ(key->primary_version(), 1u);
-  EXPECT_EQ(key->min_decryption_version(), 1u);
-  ASSERT_THAT(key->versions(), SizeIs(1));
-  EXPECT_EQ(key->versions(0).state(), v1::ENABLED);
-  EXPECT_FALSE(key->versions(0).imported());
+  EXPECT_EQ(key->tenant, "acme");
+  EXPECT_EQ(key->algorithm, KeyAlgorithm::kAes256Gcm);
+  EXPECT_EQ(key->primary_version, 1u);
+  EXPECT_EQ(key->min_decryption_version, 1u);
+  ASSERT_THAT(key->versions, SizeIs(1));
+  EXPECT_EQ(key->versions[0].state, VersionState::kEnabled);
+  EXPECT_FALSE(key->versions[0].imported);
 
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "Orders.v2_x-y");
   ASSERT_NE(entry, nullptr);
@@ -224,40 +224,40 @@ TEST_P(KeystoreTest, CreateKey) {
   ASSERT_NE(entry->sealing, nullptr);
   EXPECT_EQ(entry->sealing->version(), 1u);
 
-  EXPECT_EQ(ks->CreateKey("acme", "small", v1::AES_128_GCM)->algorithm(),
-            v1::AES_128_GCM);
+  EXPECT_EQ(ks->CreateKey("acme", "small", KeyAlgorithm::kAes128Gcm)->algorithm,
+            KeyAlgorithm::kAes128Gcm);
   EXPECT_EQ(ks->snapshot()->FindKey("acme", "small")->versions.at(1).material->size(),
             16u);
   EXPECT_TRUE(
-      absl::IsAlreadyExists(ks->CreateKey("acme", "small", v1::AES_128_GCM).status()));
-  EXPECT_TRUE(absl::IsNotFound(ks->CreateKey("nobody", "k", v1::AES_128_GCM).status()));
+      absl::IsAlreadyExists(ks->CreateKey("acme", "small", KeyAlgorithm::kAes128Gcm).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->CreateKey("nobody", "k", KeyAlgorithm::kAes128Gcm).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
-      ks->CreateKey("acme", "k", static_cast<v1::Algorithm>(7)).status()));
+      ks->CreateKey("acme", "k", static_cast<KeyAlgorithm>(7)).status()));
   for (const std::string& name :
        {std::string(), std::string("a/b"), std::string("a b"), std::string(65, 'k')}) {
     EXPECT_TRUE(
-        absl::IsInvalidArgument(ks->CreateKey("acme", name, v1::AES_128_GCM).status()))
+        absl::IsInvalidArgument(ks->CreateKey("acme", name, KeyAlgorithm::kAes128Gcm).status()))
         << name;
   }
-  EXPECT_TRUE(ks->CreateKey("acme", std::string(64, 'k'), v1::AES_128_GCM).ok());
+  EXPECT_TRUE(ks->CreateKey("acme", std::string(64, 'k'), KeyAlgorithm::kAes128Gcm).ok());
 
   auto keys = ks->ListKeys("acme");
   ASSERT_TRUE(keys.ok());
   EXPECT_THAT(*keys, SizeIs(3));
   EXPECT_TRUE(absl::IsNotFound(ks->ListKeys("nobody").status()));
   EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "missing").status()));
-  EXPECT_EQ(ks->GetKey("acme", "small")->name(), "small");
+  EXPECT_EQ(ks->GetKey("acme", "small")->name, "small");
 }
 
 TEST_P(KeystoreTest, RotationKeepsOldVersions) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
   auto key = ks->RotateKey("acme", "k");
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->primary_version(), 3u);
-  EXPECT_THAT(key->versions(), SizeIs(3));
+  EXPECT_EQ(key->primary_version, 3u);
+  EXPECT_THAT(key->versions, SizeIs(3));
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   EXPECT_EQ(entry->sealing->version(), 3u);
   for (uint32_t v : {1u, 2u, 3u}) EXPECT_TRUE(entry->VersionForOpen(v).ok()) << v;
@@ -274,8 +274,8 @@ TEST_P(KeystoreTest, ImportKey) {
   std::vector<uint8_t> aes128 = Material(16, 0xab), aes256 = Material(32, 0xcd);
   auto key = ks->ImportKey("acme", "byok", aes128);
   ASSERT_TRUE(key.ok()) << key.status();
-  EXPECT_EQ(key->algorithm(), v1::AES_128_GCM);
-  EXPECT_TRUE(key->versions(0).imported());
+  EXPECT_EQ(key->algorithm, KeyAlgorithm::kAes128Gcm);
+  EXPECT_TRUE(key->versions[0].imported);
 
   absl::Status mismatch = ks->ImportKey("acme", "byok", aes256).status();
   EXPECT_TRUE(absl::IsInvalidArgument(mismatch));
@@ -286,7 +286,7 @@ TEST_P(KeystoreTest, ImportKey) {
 
   key = ks->ImportKey("acme", "byok", Material(16, 0x01));
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->primary_version(), 2u);
+  EXPECT_EQ(key->primary_version, 2u);
   EXPECT_TRUE(absl::IsInvalidArgument(
       ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ks->ImportKey("acme", "x", {}).status()));
@@ -306,21 +306,21 @@ TEST_P(KeystoreTest, ImportKey) {
   EXPECT_EQ(ks->ImportKey("acme", "byok", std::vector<uint8_t>(16, 0)).status().message(),
             weak_message);
   EXPECT_TRUE(absl::IsNotFound(ks->GetKey("acme", "weak").status()));
-  EXPECT_EQ(ks->GetKey("acme", "byok")->primary_version(), 2u);
+  EXPECT_EQ(ks->GetKey("acme", "byok")->primary_version, 2u);
   // An existing key made by CreateKey takes imported material as its new primary.
-  ASSERT_TRUE(ks->CreateKey("acme", "made", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "made", KeyAlgorithm::kAes256Gcm).ok());
   key = ks->ImportKey("acme", "made", aes256);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->primary_version(), 2u);
-  EXPECT_FALSE(key->versions(0).imported());
-  EXPECT_TRUE(key->versions(1).imported());
+  EXPECT_EQ(key->primary_version, 2u);
+  EXPECT_FALSE(key->versions[0].imported);
+  EXPECT_TRUE(key->versions[1].imported);
 }
 
 TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
-  absl::Status s = ks->SetVersionState("acme", "k", 1, v1::DISABLED).status();
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  absl::Status s = ks->SetVersionState("acme", "k", 1, VersionState::kDisabled).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(s));
   EXPECT_THAT(s.message(), HasSubstr("rotate first"));
   s = ks->DestroyVersion("acme", "k", 1).status();
@@ -328,32 +328,32 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   EXPECT_THAT(s.message(), HasSubstr("rotate first"));
 
   ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
-  auto key = ks->SetVersionState("acme", "k", 1, v1::DISABLED);
+  auto key = ks->SetVersionState("acme", "k", 1, VersionState::kDisabled);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->versions(0).state(), v1::DISABLED);
+  EXPECT_EQ(key->versions[0].state, VersionState::kDisabled);
   EXPECT_TRUE(absl::IsFailedPrecondition(
       ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).status()));
-  ASSERT_TRUE(ks->SetVersionState("acme", "k", 1, v1::ENABLED).ok());
+  ASSERT_TRUE(ks->SetVersionState("acme", "k", 1, VersionState::kEnabled).ok());
   EXPECT_TRUE(ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).ok());
-  EXPECT_TRUE(ks->SetVersionState("acme", "k", 2, v1::ENABLED).ok());  // no-op
+  EXPECT_TRUE(ks->SetVersionState("acme", "k", 2, VersionState::kEnabled).ok());  // no-op
   EXPECT_TRUE(absl::IsInvalidArgument(
-      ks->SetVersionState("acme", "k", 1, v1::DESTROYED).status()));
+      ks->SetVersionState("acme", "k", 1, VersionState::kDestroyed).status()));
   EXPECT_TRUE(
-      absl::IsNotFound(ks->SetVersionState("acme", "k", 9, v1::ENABLED).status()));
+      absl::IsNotFound(ks->SetVersionState("acme", "k", 9, VersionState::kEnabled).status()));
 
   key = ks->DestroyVersion("acme", "k", 1);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
+  EXPECT_EQ(key->versions[0].state, VersionState::kDestroyed);
   // Again: OK, the key as it is, and nothing written.
   ASSERT_TRUE(ks->Refresh().ok());
   const uint64_t generation = ks->snapshot()->generation();
   key = ks->DestroyVersion("acme", "k", 1);
   ASSERT_TRUE(key.ok()) << key.status();
-  EXPECT_EQ(key->name(), "k");
-  EXPECT_EQ(key->primary_version(), 2u);
-  ASSERT_THAT(key->versions(), SizeIs(2));
-  EXPECT_EQ(key->versions(0).state(), v1::DESTROYED);
-  EXPECT_EQ(key->versions(1).state(), v1::ENABLED);
+  EXPECT_EQ(key->name, "k");
+  EXPECT_EQ(key->primary_version, 2u);
+  ASSERT_THAT(key->versions, SizeIs(2));
+  EXPECT_EQ(key->versions[0].state, VersionState::kDestroyed);
+  EXPECT_EQ(key->versions[1].state, VersionState::kEnabled);
   ASSERT_TRUE(ks->Refresh().ok());
   EXPECT_EQ(ks->snapshot()->generation(), generation);
   // Another replica sees the version destroyed, and destroying it there is OK too.
@@ -361,7 +361,7 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   EXPECT_TRUE(other->DestroyVersion("acme", "k", 1).ok());
   EXPECT_TRUE(absl::IsNotFound(ks->DestroyVersion("acme", "k", 9).status()));
   EXPECT_TRUE(absl::IsFailedPrecondition(
-      ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()));
+      ks->SetVersionState("acme", "k", 1, VersionState::kEnabled).status()));
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   EXPECT_EQ(entry->versions.at(1).material, nullptr);
   EXPECT_TRUE(absl::IsFailedPrecondition(entry->VersionForOpen(1).status()));
@@ -369,7 +369,7 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   // Destroyed stays destroyed on disk.
   auto reopened = OpenOrDie(/*create=*/false);
   entry = reopened->snapshot()->FindKey("acme", "k");
-  EXPECT_EQ(entry->versions.at(1).state, v1::DESTROYED);
+  EXPECT_EQ(entry->versions.at(1).state, VersionState::kDestroyed);
   EXPECT_EQ(entry->versions.at(1).material, nullptr);
   EXPECT_NE(entry->versions.at(2).material, nullptr);
 }
@@ -379,7 +379,7 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
 TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   auto message = [](const absl::Status& s) { return std::string(s.message()); };
   const std::vector<uint8_t> material = Material(16, 1);
 
@@ -387,12 +387,12 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   for (const absl::Status& s :
        {ks->DeleteTenant("nobody"), ks->IssueToken("nobody", "").status(),
         ks->RevokeToken("nobody", "0123456789abcdef"),
-        ks->CreateKey("nobody", "k", v1::AES_256_GCM).status(),
+        ks->CreateKey("nobody", "k", KeyAlgorithm::kAes256Gcm).status(),
         ks->ImportKey("nobody", "k", material).status(),
         ks->RotateKey("nobody", "k").status(),
         ks->GetKey("nobody", "k").status(), ks->ListKeys("nobody").status(),
         ks->SetMinDecryptionVersion("nobody", "k", 1).status(),
-        ks->SetVersionState("nobody", "k", 1, v1::DISABLED).status(),
+        ks->SetVersionState("nobody", "k", 1, VersionState::kDisabled).status(),
         ks->DestroyVersion("nobody", "k", 1).status()}) {
     EXPECT_TRUE(absl::IsNotFound(s)) << s;
     EXPECT_EQ(message(s), no_tenant);
@@ -401,18 +401,19 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   for (const absl::Status& s :
        {ks->RotateKey("acme", "missing").status(), ks->GetKey("acme", "missing").status(),
         ks->SetMinDecryptionVersion("acme", "missing", 1).status(),
-        ks->SetVersionState("acme", "missing", 1, v1::DISABLED).status(),
+        ks->SetVersionState("acme", "missing", 1, VersionState::kDisabled).status(),
         ks->DestroyVersion("acme", "missing", 1).status()}) {
     EXPECT_TRUE(absl::IsNotFound(s)) << s;
     EXPECT_EQ(message(s), no_key);
   }
-  for (const absl::Status& s : {ks->SetVersionState("acme", "k", 9, v1::ENABLED).status(),
-                                ks->DestroyVersion("acme", "k", 9).status()}) {
+  for (const absl::Status& s :
+       {ks->SetVersionState("acme", "k", 9, VersionState::kEnabled).status(),
+        ks->DestroyVersion("acme", "k", 9).status()}) {
     EXPECT_TRUE(absl::IsNotFound(s)) << s;
     EXPECT_EQ(message(s), "key \"acme/k\" version 9 not found");
   }
   EXPECT_EQ(message(ks->CreateTenant("acme").status()), "tenant \"acme\" already exists");
-  EXPECT_EQ(message(ks->CreateKey("acme", "k", v1::AES_256_GCM).status()),
+  EXPECT_EQ(message(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).status()),
             "key \"acme/k\" already exists");
   EXPECT_EQ(message(ks->RevokeToken("acme", "0123456789abcdef")),
             "token with that id not found in tenant \"acme\"");
@@ -420,14 +421,14 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
             "key \"acme/k\" is AES_256_GCM (32-byte material), not 16 bytes");
   EXPECT_EQ(message(ks->DestroyVersion("acme", "k", 1).status()),
             "key \"acme/k\" version 1 is the primary version; rotate first");
-  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::DISABLED).status()),
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, VersionState::kDisabled).status()),
             "key \"acme/k\" version 1 is the primary version; rotate first");
   EXPECT_EQ(message(ks->SetMinDecryptionVersion("acme", "k", 2).status()),
             "key \"acme/k\" minimum decryption version 2 would be above its primary "
             "version 1; rotate first");
   ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
   ASSERT_TRUE(ks->DestroyVersion("acme", "k", 1).ok());
-  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, v1::ENABLED).status()),
+  EXPECT_EQ(message(ks->SetVersionState("acme", "k", 1, VersionState::kEnabled).status()),
             "key \"acme/k\" version 1 is destroyed");
   // What the data plane sees of a version (the tenant is the caller's own, unnamed).
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
@@ -440,12 +441,12 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
 TEST_P(KeystoreTest, MinDecryptionVersion) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
   ASSERT_TRUE(ks->RotateKey("acme", "k").ok());
   auto key = ks->SetMinDecryptionVersion("acme", "k", 2);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(key->min_decryption_version(), 2u);
+  EXPECT_EQ(key->min_decryption_version, 2u);
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   EXPECT_TRUE(absl::IsFailedPrecondition(entry->VersionForOpen(1).status()));
   EXPECT_TRUE(entry->VersionForOpen(2).ok());
@@ -466,7 +467,7 @@ TEST_P(KeystoreTest, FailedChangesCommitNothing) {
   EXPECT_FALSE(ks->RotateKey("acme", "missing").ok());
   ASSERT_TRUE(ks->Refresh().ok());
   EXPECT_EQ(ks->snapshot()->generation(), generation);
-  ASSERT_TRUE(ks->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_GT(ks->snapshot()->generation(), generation);
 }
 
@@ -494,8 +495,8 @@ TEST_P(KeystoreTest, AnotherInstanceSeesChangesAfterRefresh) {
 TEST_P(KeystoreTest, SealingEpochsAreReusedOnlyWhileTheKeyIsUnchanged) {
   auto a = OpenOrDie();
   ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
-  ASSERT_TRUE(a->CreateKey("acme", "two", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "one", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "two", KeyAlgorithm::kAes256Gcm).ok());
   auto one = a->snapshot()->FindKey("acme", "one")->sealing;
   auto two = a->snapshot()->FindKey("acme", "two")->sealing;
   ASSERT_TRUE(a->RotateKey("acme", "two").ok());
@@ -508,7 +509,7 @@ TEST_P(KeystoreTest, SealingEpochsAreReusedOnlyWhileTheKeyIsUnchanged) {
   auto b_one = b->snapshot()->FindKey("acme", "one")->sealing;
   ASSERT_TRUE(a->DeleteTenant("acme").ok());
   ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "one", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "one", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE(b->Refresh().ok());
   const KeyEntry* b_key = b->snapshot()->FindKey("acme", "one");
   ASSERT_NE(b_key, nullptr);
@@ -560,7 +561,7 @@ TEST_P(KeystoreTest, RacingRotationsOfOneKeyEachAddOneVersion) {
   auto a = OpenOrDie();
   auto b = OpenOrDie(/*create=*/false);
   ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/keystore/names.h"
+#include "server/keystore/record_enums.h"
 #include "server/keystore/tokens.h"
 
 namespace sealbox::server {
@@ -31,21 +32,12 @@ std::shared_ptr<crypto::SealingEpoch> ReusableEpoch(const KeyEntry& key, const K
 absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tenant,
                                                          const internal::Key& key,
                                                          const KeyEntry* old) {
-  auto entry = std::make_shared<KeyEntry>();
-  entry->tenant = tenant;
-  entry->name = key.name();
-  entry->algorithm = key.algorithm();
-  entry->primary_version = key.primary_version();
-  entry->min_decryption_version = key.min_decryption_version();
+  auto entry = std::make_shared<KeyEntry>(KeyEntry::WithoutMaterial(tenant, key));
   for (const internal::KeyVersion& v : key.versions()) {
-    KeyVersionEntry& version = entry->versions[v.version()];
-    version.version = v.version();
-    version.state = v.state();
-    version.imported = v.imported();
-    version.create_time_unix = v.create_time_unix();
-    if (v.state() != v1::DESTROYED) {
-      version.material = std::make_shared<const crypto::SecretBytes>(absl::MakeConstSpan(
-          reinterpret_cast<const uint8_t*>(v.material().data()), v.material().size()));
+    if (v.state() != internal::DESTROYED) {
+      entry->versions[v.version()].material =
+          std::make_shared<const crypto::SecretBytes>(absl::MakeConstSpan(
+              reinterpret_cast<const uint8_t*>(v.material().data()), v.material().size()));
     }
   }
   auto primary = entry->versions.find(entry->primary_version);
@@ -75,36 +67,44 @@ absl::StatusOr<const KeyVersionEntry*> KeyEntry::VersionForOpen(uint32_t version
         "key \"", name, "\" version ", version,
         " is below the minimum decryption version ", min_decryption_version));
   }
-  if (it->second.state != v1::ENABLED) {
+  if (it->second.state != VersionState::kEnabled) {
     return absl::FailedPreconditionError(
         absl::StrCat("key \"", name, "\" version ", version, " is ",
-                     it->second.state == v1::DESTROYED ? "destroyed" : "disabled"));
+                     it->second.state == VersionState::kDestroyed ? "destroyed" : "disabled"));
   }
   return &it->second;
 }
 
-v1::Key KeyEntry::ToProto() const {
-  v1::Key key;
-  key.set_tenant(tenant);
-  key.set_name(name);
-  key.set_algorithm(algorithm);
-  key.set_primary_version(primary_version);
-  key.set_min_decryption_version(min_decryption_version);
+KeyEntry KeyEntry::WithoutMaterial(const std::string& tenant, const internal::Key& key) {
+  KeyEntry entry;
+  entry.tenant = tenant;
+  entry.name = key.name();
+  entry.algorithm = FromRecord(key.algorithm());
+  entry.primary_version = key.primary_version();
+  entry.min_decryption_version = key.min_decryption_version();
+  for (const internal::KeyVersion& v : key.versions()) {
+    KeyVersionEntry& version = entry.versions[v.version()];
+    version.version = v.version();
+    version.state = FromRecord(v.state());
+    version.imported = v.imported();
+    version.create_time_unix = v.create_time_unix();
+  }
+  return entry;
+}
+
+KeyInfo KeyEntry::Info() const {
+  KeyInfo key{*this, {}};
   for (const auto& [number, version] : versions) {
-    v1::KeyVersion* out = key.add_versions();
-    out->set_version(number);
-    out->set_state(version.state);
-    out->mutable_create_time()->set_seconds(version.create_time_unix);
-    out->set_imported(version.imported);
+    key.versions.push_back({number, version.state,
+                            absl::FromUnixSeconds(version.create_time_unix),
+                            version.imported});
   }
   return key;
 }
 
-v1::Tenant TenantEntry::ToProto() const {
-  v1::Tenant tenant;
-  tenant.set_name(name);
-  for (const v1::TokenInfo& token : tokens) *tenant.add_tokens() = token;
-  for (const auto& [key_name, key] : keys) tenant.add_keys(key_name);
+TenantInfo TenantEntry::Info() const {
+  TenantInfo tenant{name, tokens, {}};
+  for (const auto& [key_name, key] : keys) tenant.keys.push_back(key_name);
   return tenant;
 }
 
@@ -154,10 +154,8 @@ class Snapshot::Editor {
     RemoveToken(*tenant, name.name);
     if (change.value.has_value()) {
       const internal::Token& token = change.value->token();
-      v1::TokenInfo& info = tenant->tokens.emplace_back();
-      info.set_id(token.id());
-      info.set_description(token.description());
-      info.mutable_create_time()->set_seconds(token.create_time_unix());
+      tenant->tokens.push_back(
+          {token.id(), token.description(), absl::FromUnixSeconds(token.create_time_unix())});
       tenant->token_sha256_by_id[token.id()] = token.sha256();
       MutableTokenIndex()[token.sha256()] = name.tenant;
     }
@@ -200,7 +198,7 @@ class Snapshot::Editor {
     MutableTokenIndex().erase(it->second);
     tenant.token_sha256_by_id.erase(it);
     tenant.tokens.erase(std::remove_if(tenant.tokens.begin(), tenant.tokens.end(),
-                                       [&](const v1::TokenInfo& t) { return t.id() == id; }),
+                                       [&](const TokenInfo& t) { return t.id == id; }),
                         tenant.tokens.end());
   }
 

@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
-#include "sealbox/v1/admin.pb.h"
+#include "server/keystore/info.h"
 #include "server/keystore/keystore_file.h"
 #include "crypto/format/epochs.h"
 #include "server/keystore/storage.h"
@@ -26,7 +26,7 @@ namespace sealbox::server {
 // One version of a key, as the data plane needs it.
 struct KeyVersionEntry {
   uint32_t version = 0;
-  v1::KeyVersionState state = v1::KEY_VERSION_STATE_UNSPECIFIED;
+  VersionState state = VersionState::kEnabled;
   // Empty once destroyed.
   std::shared_ptr<const crypto::SecretBytes> material;
   bool imported = false;
@@ -34,12 +34,7 @@ struct KeyVersionEntry {
 };
 
 // One key of one tenant, in a snapshot.
-struct KeyEntry {
-  std::string tenant;
-  std::string name;
-  v1::Algorithm algorithm = v1::ALGORITHM_UNSPECIFIED;
-  uint32_t primary_version = 0;
-  uint32_t min_decryption_version = 0;
+struct KeyEntry : KeySummary {
   std::map<uint32_t, KeyVersionEntry> versions;
   // The primary version's sealing epoch, expanded on first use. A new snapshot
   // reuses the previous one's while the primary version and its material are the
@@ -50,17 +45,21 @@ struct KeyEntry {
   // (disabled, destroyed, or below the minimum decryption version).
   absl::StatusOr<const KeyVersionEntry*> VersionForOpen(uint32_t version) const;
 
-  // The public description (no key material).
-  v1::Key ToProto() const;
+  // `key` of `tenant` as stored, without its material or sealing epoch: enough to
+  // describe it.
+  static KeyEntry WithoutMaterial(const std::string& tenant, const internal::Key& key);
+
+  // What admin calls say of the key (no key material).
+  KeyInfo Info() const;
 };
 
 struct TenantEntry {
   std::string name;
-  std::vector<v1::TokenInfo> tokens;  // live tokens, never the secrets
+  std::vector<TokenInfo> tokens;  // live tokens, never the secrets
   std::map<std::string, std::string> token_sha256_by_id;
   std::map<std::string, std::shared_ptr<const KeyEntry>, std::less<>> keys;
 
-  v1::Tenant ToProto() const;
+  TenantInfo Info() const;
 };
 
 // An immutable view of the whole keystore.

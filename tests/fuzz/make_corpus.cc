@@ -170,13 +170,13 @@ server::KeystoreContents SampleKeystore(int tenants) {
     token->set_create_time_unix(1700000000);
     internal::Key* key = tenant->add_keys();
     key->set_name("default");
-    key->set_algorithm(t % 2 ? v1::AES_128_GCM : v1::AES_256_GCM);
+    key->set_algorithm(t % 2 ? internal::AES_128_GCM : internal::AES_256_GCM);
     key->set_primary_version(2);
     key->set_min_decryption_version(1);
     for (uint32_t v = 1; v <= 2; ++v) {
       internal::KeyVersion* version = key->add_versions();
       version->set_version(v);
-      version->set_state(v == 1 ? v1::DISABLED : v1::ENABLED);
+      version->set_state(v == 1 ? internal::DISABLED : internal::ENABLED);
       version->set_material(std::string(t % 2 ? 16 : 32, static_cast<char>(v)));
       version->set_create_time_unix(1700000000 + v);
     }

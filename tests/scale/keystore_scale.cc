@@ -167,12 +167,12 @@ server::KeystoreContents BuildContents(int tenants, int keys_per_tenant) {
     for (int k = 0; k < keys_per_tenant; ++k) {
       internal::Key* key = tenant->add_keys();
       key->set_name(KeyName(k));
-      key->set_algorithm(v1::AES_256_GCM);
+      key->set_algorithm(internal::AES_256_GCM);
       key->set_primary_version(1);
       key->set_min_decryption_version(1);
       internal::KeyVersion* version = key->add_versions();
       version->set_version(1);
-      version->set_state(v1::ENABLED);
+      version->set_state(internal::ENABLED);
       version->set_material(RandomString(32));
       version->set_imported(false);
       version->set_create_time_unix(now);

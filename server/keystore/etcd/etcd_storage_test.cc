@@ -168,7 +168,7 @@ TEST_F(EtcdStorageTest, OneEtcdKeyPerRecordAndNoMaterialInTheClear) {
   for (const auto& [key, value] : all) keys.push_back(key);
   EXPECT_THAT(keys, ElementsAre(prefix_ + "keystore", prefix_ + "tenants/acme",
                                 prefix_ + "tenants/acme/keys/db",
-                                prefix_ + "tenants/acme/tokens/" + token->info().id()));
+                                prefix_ + "tenants/acme/tokens/" + token->info.id));
   for (const auto& [key, value] : all) {
     EXPECT_TRUE(absl::StartsWith(value, "SBXR")) << key;
     EXPECT_FALSE(absl::StrContains(value, "\x42\x24\x42\x24\x42\x24\x42\x24")) << key;
@@ -181,8 +181,8 @@ TEST_F(EtcdStorageTest, AValueMovedOrTruncatedIsRefusedNamingTheRecord) {
     auto ks = OpenOrDie();
     ASSERT_TRUE(ks->CreateTenant("acme").ok());
     ASSERT_TRUE(ks->CreateTenant("evil").ok());
-    ASSERT_TRUE(ks->CreateKey("acme", "a", v1::AES_256_GCM).ok());
-    ASSERT_TRUE(ks->CreateKey("acme", "b", v1::AES_256_GCM).ok());
+    ASSERT_TRUE(ks->CreateKey("acme", "a", KeyAlgorithm::kAes256Gcm).ok());
+    ASSERT_TRUE(ks->CreateKey("acme", "b", KeyAlgorithm::kAes256Gcm).ok());
   }
   std::map<std::string, std::string> good = raw_->All(prefix_);
   const std::string a = prefix_ + "tenants/acme/keys/a";
@@ -246,12 +246,12 @@ TEST_F(EtcdStorageTest, ATenantWithTenThousandKeys) {
   for (int i = 0; i < 10000; ++i) {
     internal::Key* key = tenant->add_keys();
     key->set_name(absl::StrCat("k", i));
-    key->set_algorithm(v1::AES_256_GCM);
+    key->set_algorithm(internal::AES_256_GCM);
     key->set_primary_version(1);
     key->set_min_decryption_version(1);
     internal::KeyVersion* v = key->add_versions();
     v->set_version(1);
-    v->set_state(v1::ENABLED);
+    v->set_state(internal::ENABLED);
     v->set_material(std::string(32, static_cast<char>(i)));
   }
   auto storage = EtcdStorage::Create(Options());
@@ -263,7 +263,7 @@ TEST_F(EtcdStorageTest, ATenantWithTenThousandKeys) {
   ASSERT_TRUE(ks.ok()) << ks.status();
   EXPECT_THAT((*ks)->snapshot()->FindTenant("big")->keys, SizeIs(10000));
   ASSERT_TRUE((*ks)->RotateKey("big", "k9999").ok());
-  ASSERT_TRUE((*ks)->CreateKey("big", "new", v1::AES_256_GCM).ok());
+  ASSERT_TRUE((*ks)->CreateKey("big", "new", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_THAT((*ks)->snapshot()->FindTenant("big")->keys, SizeIs(10001));
   // One DeleteRange takes every key with the tenant.
   ASSERT_TRUE((*ks)->DeleteTenant("big").ok());
@@ -289,7 +289,7 @@ TEST_F(EtcdStorageTest, ChangesArriveByWatchInCommitOrder) {
   RecordingListener listener;
   (*storage)->Follow(contents->generation, &listener);
   ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE(a->DeleteTenant("acme").ok());
   ASSERT_TRUE(listener.WaitFor([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) {
     return listener.applied_.size() >= 4;
@@ -310,7 +310,7 @@ TEST_F(EtcdStorageTest, ACompactedWatchReloadsEverything) {
   auto contents = (*storage)->Load();
   ASSERT_TRUE(contents.ok());
   ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   raw_->Compact(static_cast<int64_t>(a->snapshot()->generation()));
   RecordingListener listener;
   (*storage)->Follow(contents->generation, &listener);
@@ -333,7 +333,7 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   auto b = Open(Options(etcd.endpoints()));
   ASSERT_TRUE(b.ok()) << b.status();
   ASSERT_TRUE((*a)->CreateTenant("acme").ok());
-  ASSERT_TRUE((*a)->CreateKey("acme", "k", v1::AES_256_GCM).ok());
+  ASSERT_TRUE((*a)->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE((*b)->Refresh().ok());  // b has the key before etcd goes
 
   etcd.Kill(0);

@@ -1,0 +1,88 @@
+// What the keystore tells its callers about tenants, keys and tokens: never key
+// material, never a token's hash. The admin service turns these into the admin API's
+// messages at its edge.
+#ifndef SEALBOX_SERVER_KEYSTORE_INFO_H_
+#define SEALBOX_SERVER_KEYSTORE_INFO_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace sealbox::server {
+
+// How a key's material is used. Numbered as the admin API numbers its Algorithm, so a
+// value the keystore does not know passes through to be refused.
+enum class KeyAlgorithm : int {
+  kUnspecified = 0,  // CreateKey: the default, AES-256-GCM
+  kAes128Gcm = 1,
+  kAes256Gcm = 2,
+};
+
+// Numbered as the admin API numbers its KeyVersionState.
+enum class VersionState : int {
+  kEnabled = 1,
+  kDisabled = 2,   // kept, but opens nothing until enabled again
+  kDestroyed = 3,  // material wiped; the version number stays
+};
+
+// For the static_asserts of code that converts another enum (the admin API's, the
+// stored records') by a cast: whether its values, given in this order, are numbered
+// as the keystore's.
+template <typename Enum>
+constexpr bool NumberedAsKeyAlgorithm(Enum unspecified, Enum aes_128_gcm, Enum aes_256_gcm) {
+  return static_cast<int>(unspecified) == static_cast<int>(KeyAlgorithm::kUnspecified) &&
+         static_cast<int>(aes_128_gcm) == static_cast<int>(KeyAlgorithm::kAes128Gcm) &&
+         static_cast<int>(aes_256_gcm) == static_cast<int>(KeyAlgorithm::kAes256Gcm);
+}
+template <typename Enum>
+constexpr bool NumberedAsVersionState(Enum enabled, Enum disabled, Enum destroyed) {
+  return static_cast<int>(enabled) == static_cast<int>(VersionState::kEnabled) &&
+         static_cast<int>(disabled) == static_cast<int>(VersionState::kDisabled) &&
+         static_cast<int>(destroyed) == static_cast<int>(VersionState::kDestroyed);
+}
+
+struct KeyVersionInfo {
+  uint32_t version = 0;
+  VersionState state = VersionState::kEnabled;
+  absl::Time create_time;  // whole seconds
+  bool imported = false;
+};
+
+// A key's name, algorithm and which of its versions serve: what describing a key
+// (KeyInfo) and using it (the snapshot's KeyEntry) share.
+struct KeySummary {
+  std::string tenant;
+  std::string name;
+  KeyAlgorithm algorithm = KeyAlgorithm::kUnspecified;
+  uint32_t primary_version = 0;
+  uint32_t min_decryption_version = 0;
+};
+
+// A key as admin calls describe it.
+struct KeyInfo : KeySummary {
+  std::vector<KeyVersionInfo> versions;  // ascending
+};
+
+struct TokenInfo {
+  std::string id;
+  std::string description;
+  absl::Time create_time;  // whole seconds
+};
+
+struct TenantInfo {
+  std::string name;
+  std::vector<TokenInfo> tokens;  // live tokens
+  std::vector<std::string> keys;  // key names, sorted
+};
+
+// A token just issued: the only time its secret is seen.
+struct IssuedToken {
+  std::string token;
+  TokenInfo info;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_KEYSTORE_INFO_H_
