@@ -36,43 +36,27 @@ Consumed Consume(const std::vector<std::string>& args) {
   return {outcome, flag, index};
 }
 
-TEST(ConsumeFlagTest, ValueAsTheNextArgument) {
-  Consumed c = Consume({"--key", "default", "rest"});
-  ASSERT_TRUE(c.outcome.ok()) << c.outcome.message();
-  EXPECT_EQ(c.flag.spec, &kKey);
-  EXPECT_EQ(c.flag.value, "default");
-  EXPECT_EQ(c.index, 2u);
-}
-
-TEST(ConsumeFlagTest, ValueAfterAnEqualsSign) {
-  Consumed c = Consume({"--key=a=b", "rest"});
-  ASSERT_TRUE(c.outcome.ok()) << c.outcome.message();
-  EXPECT_EQ(c.flag.spec, &kKey);
-  EXPECT_EQ(c.flag.value, "a=b");  // only the first '=' separates
-  EXPECT_EQ(c.index, 1u);
-}
-
-TEST(ConsumeFlagTest, EmptyValueAfterAnEqualsSign) {
-  Consumed c = Consume({"--key="});
-  ASSERT_TRUE(c.outcome.ok()) << c.outcome.message();
-  EXPECT_EQ(c.flag.value, "");
-  EXPECT_EQ(c.index, 1u);
-}
-
-TEST(ConsumeFlagTest, ShortName) {
-  Consumed c = Consume({"-i", "in.txt"});
-  ASSERT_TRUE(c.outcome.ok()) << c.outcome.message();
-  EXPECT_EQ(c.flag.spec, &kInput);
-  EXPECT_EQ(c.flag.value, "in.txt");
-  EXPECT_EQ(c.index, 2u);
-}
-
-TEST(ConsumeFlagTest, SwitchTakesNoArgument) {
-  Consumed c = Consume({"--stream", "file"});
-  ASSERT_TRUE(c.outcome.ok()) << c.outcome.message();
-  EXPECT_EQ(c.flag.spec, &kStream);
-  EXPECT_EQ(c.flag.value, "");
-  EXPECT_EQ(c.index, 1u);  // "file" is left for the caller
+TEST(ConsumeFlagTest, EachFormReadsItsFlagValueAndHowFarItGot) {
+  struct Case {
+    std::vector<std::string> args;
+    const FlagSpec* spec;
+    std::string value;
+    size_t index;  // where the next argument starts
+  };
+  const Case cases[] = {
+      {{"--key", "default", "rest"}, &kKey, "default", 2},  // value as the next argument
+      {{"--key=a=b", "rest"}, &kKey, "a=b", 1},             // only the first '=' separates
+      {{"--key="}, &kKey, "", 1},                           // an empty value
+      {{"-i", "in.txt"}, &kInput, "in.txt", 2},             // the short name
+      {{"--stream", "file"}, &kStream, "", 1},              // a switch leaves "file"
+  };
+  for (const Case& c : cases) {
+    Consumed got = Consume(c.args);
+    ASSERT_TRUE(got.outcome.ok()) << c.args[0] << ": " << got.outcome.message();
+    EXPECT_EQ(got.flag.spec, c.spec) << c.args[0];
+    EXPECT_EQ(got.flag.value, c.value) << c.args[0];
+    EXPECT_EQ(got.index, c.index) << c.args[0];
+  }
 }
 
 TEST(ConsumeFlagTest, SwitchWithAValueIsAUsageError) {
