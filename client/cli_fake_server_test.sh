@@ -102,17 +102,11 @@ expect 3 "truncated stream over a file" -- open --key k --aad big -i "$TMP/trunc
 [[ "$(cat "$TMP/t.keep")" == old ]] || fail "truncated stream replaced an existing file"
 expect 3 "truncated stream to stdout" -- open --key k --aad big -i "$TMP/truncated.sealed"
 
-# --- output files ----------------------------------------------------------------------
+# --- output files: atomic replacement, modes and symlinks are unit-tested
+# (output_test); here, that a command writes through them.
 printf 'old' >"$TMP/mode"
-chmod 0640 "$TMP/mode"
-expect 0 "overwrite keeps mode" -- open --key k --aad ctx -i "$TMP/hello.sealed" -o "$TMP/mode"
-[[ "$(stat -c %a "$TMP/mode")" == 640 ]] || fail "overwritten file lost its mode"
+expect 0 "overwrite a file" -- open --key k --aad ctx -i "$TMP/hello.sealed" -o "$TMP/mode"
 same "$TMP/mode" "$TMP/hello" "overwritten file"
-[[ "$(stat -c %a "$TMP/under.sealed")" == 600 ]] || fail "new output not mode 0600"
-ln -s mode "$TMP/link"
-expect 0 "write through a symlink" -- open --key k --aad ctx -i "$TMP/hello.sealed" -o "$TMP/link"
-[[ -L "$TMP/link" ]] || fail "symlink replaced by a file"
-expect 0 "output to /dev/null" -- seal --key k -i "$TMP/hello" -o /dev/null
 
 # --- exit codes for auth and not found -------------------------------------------------
 SEALBOX_TOKEN=wrong expect 4 "wrong token" -- seal --key k -i "$TMP/hello" -o "$TMP/x"
@@ -126,14 +120,13 @@ expect 5 "missing key, stream" -- open --key missing -i "$TMP/big.sealed" -o "$T
 [[ -e "$TMP/x" ]] && fail "failed commands left output"
 
 # --- admin -------------------------------------------------------------------------------
+# The text and JSON layouts are unit-tested (admin_output_test); here, which
+# response each command prints, and in which form.
 export SEALBOX_TOKEN=admin-token
 expect 0 "tenant list" -- admin tenant list
 out_has "tenant acme"
-out_has "key    default"
-out_has "token  t1  2023-11-14 22:13:20 UTC  billing prod"
 expect 0 "tenant list --json" -- admin tenant list --json
 out_has '"name": "acme"'
-out_has '"create_time": "2023-11-14T22:13:20Z"'
 expect 0 "tenant create" -- admin tenant create beta
 out_has "created tenant beta"
 expect 0 "token issue" -- admin token issue acme --description "ci job"
@@ -143,10 +136,8 @@ expect 5 "unknown tenant" -- admin token issue ghost
 err_has 'sealbox: issue token for ghost: NOT_FOUND: tenant "ghost" not found'
 expect 0 "key get" -- admin key get acme default
 out_has "acme/default  AES-256-GCM  primary v2  min decryption v1"
-out_has "  v2    enabled    2023-11-14 22:13:22 UTC  (primary)"
 expect 0 "key get --json" -- --json admin key get acme default
 out_has '"algorithm": "AES_256_GCM"'
-out_has '"state": "ENABLED"'
 head -c 16 /dev/urandom >"$TMP/k16"
 expect 0 "key import" -- admin key import acme byok --material-file "$TMP/k16"
 out_has "acme/byok  AES-128-GCM"

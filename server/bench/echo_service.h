@@ -1,5 +1,6 @@
-// sealbox.bench.Echo: answers every message with itself. Served only with
-// --bench_echo, as the baseline `tools/dev bench service` measures Crypto against.
+// sealbox.bench.Echo: answers every message with itself. Served only by
+// sealbox-bench-server, as the baseline `tools/dev bench service` measures Crypto
+// against.
 #ifndef SEALBOX_SERVER_BENCH_ECHO_SERVICE_H_
 #define SEALBOX_SERVER_BENCH_ECHO_SERVICE_H_
 

@@ -13,7 +13,6 @@
 #include "grpcpp/server_builder.h"
 #include "server/log.h"
 #include "server/reflection/reflection_service.h"
-#include "server/bench/echo_service.h"
 #include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
 #include "server/process/tls_credentials.h"
@@ -28,7 +27,7 @@ constexpr int kMaxMessageBytes = 4 << 20;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
-    ServerConfig config) {
+    ServerConfig config, const std::vector<grpc::Service*>& extra_services) {
   if (absl::Status s = config.Validate(); !s.ok()) return s;
   std::unique_ptr<SealboxServer> server(new SealboxServer);
   // TLS files first: a bad one stops startup before the keystore is touched.
@@ -77,15 +76,12 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->crypto_service_.get());
   builder.RegisterService(server->admin_service_.get());
-  // What reflection lists: the services registered here, and the built-in health.
+  // What reflection lists: the API's services registered here and the built-in
+  // health; not the caller's extra services.
   std::vector<std::string> served = {v1::Crypto::service_full_name(),
                                      v1::Admin::service_full_name(),
                                      "grpc.health.v1.Health"};
-  if (config.bench_echo) {
-    server->bench_echo_service_ = std::make_unique<bench::EchoService>();
-    builder.RegisterService(server->bench_echo_service_.get());
-    served.push_back(sealbox::bench::Echo::service_full_name());
-  }
+  for (grpc::Service* service : extra_services) builder.RegisterService(service);
   absl::StatusOr<std::unique_ptr<Reflection>> reflection =
       Reflection::Create(std::move(served));
   if (!reflection.ok()) return reflection.status();

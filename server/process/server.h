@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -30,8 +31,11 @@ absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig&
 class SealboxServer {
  public:
   // Loads the keystore and starts listening. Errors name what is wrong (bad flag,
-  // wrong KEK, damaged keystore, port in use).
-  static absl::StatusOr<std::unique_ptr<SealboxServer>> Start(ServerConfig config);
+  // wrong KEK, damaged keystore, port in use). `extra_services` are served beside
+  // the API (a benchmark's baseline, say) but not listed by reflection; the caller
+  // owns them, and they must outlive the server.
+  static absl::StatusOr<std::unique_ptr<SealboxServer>> Start(
+      ServerConfig config, const std::vector<grpc::Service*>& extra_services = {});
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
@@ -66,7 +70,6 @@ class SealboxServer {
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<CryptoService> crypto_service_;
   std::unique_ptr<AdminService> admin_service_;
-  std::unique_ptr<grpc::Service> bench_echo_service_;  // --bench_echo only
   std::unique_ptr<Reflection> reflection_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -48,9 +48,6 @@ struct ServerConfig {
   absl::Duration max_connection_idle = absl::Minutes(5);
   absl::Duration handshake_timeout = absl::Seconds(10);
   int64_t grpc_memory_limit_bytes = int64_t{1} << 30;
-  // Also serve sealbox.bench.Echo, the transport baseline of `tools/dev bench
-  // service`. Benchmarks only.
-  bool bench_echo = false;
 
   bool tls() const { return !tls_cert_file.empty(); }
   bool uses_etcd() const { return !etcd.endpoints.empty(); }

@@ -1,7 +1,9 @@
 """Security and abuse hardening end to end: the real server binary on loopback, the
 real CLI and raw sockets. Core dumps off, memory locking reported, per-address auth
 limiting, the per-key decryption-failure limit, no secret in any log, error or metric,
-stalled streams ended, and thousands of idle connections not starving a client."""
+stalled streams ended, and thousands of idle connections not starving a client.
+The limits' logic is tested in-process (tests/service/service_test.cc); these check
+what needs the process: its flags, logs, the CLI's view, sockets."""
 import base64
 import os
 import re
@@ -15,7 +17,7 @@ import urllib.request
 import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, load_stubs, read_status, wait_for  # noqa: E402
+from harness import Server, load_stubs, read_status  # noqa: E402
 
 KEK = os.urandom(32)
 
@@ -98,7 +100,11 @@ class Security(unittest.TestCase):
             server.stop()
 
     def test_failed_authentication_is_limited_per_address(self):
-        # A fresh server: this test's failures must not limit the other tests.
+        # Counting, both planes and the metrics are checked in-process
+        # (service_test.cc, FailedAuthenticationIsLimitedPerAddress); here, what only
+        # the process shows: the flag, the CLI's view, and one log line with the peer's
+        # address and no guessed token. A fresh server: this test's failures must not
+        # limit the other tests.
         server = Server(extra_args=["--auth-failures-per-minute", "3"]).start()
         try:
             good = server.new_tenant("acme")
@@ -110,11 +116,6 @@ class Security(unittest.TestCase):
                                  check=False)
             self.assertNotEqual(limited.returncode, 0)
             self.assertIn(b"too many failed authentication", limited.stderr)
-            admin = server.admin("tenant", "list", check=False)
-            self.assertIn(b"too many failed authentication", admin.stderr)
-            text = metrics(server)
-            self.assertIn('sealbox_auth_failures_total{plane="data",reason="invalid"} 3', text)
-            self.assertRegex(text, r'sealbox_auth_limited_total\{plane="data"\} [1-9]')
             log = server.output()
             self.assertEqual(log.count('"event":"auth_limited"'), 1, log)
             self.assertIn('"peer_address":"127.0.0.1"', log)
@@ -122,22 +123,11 @@ class Security(unittest.TestCase):
         finally:
             server.stop()
 
-    def test_tenant_isolation_errors_are_identical(self):
-        self.server.admin("key", "create", "globex", "only-globex")
-        sealed = self.cli("seal", "--key", "default", token=self.other_token,
-                          input=b"globex data").stdout
-        unknown = self.cli("seal", "--key", "nowhere", token=self.token, input=b"x")
-        other = self.cli("seal", "--key", "only-globex", token=self.token, input=b"x")
-        self.assertEqual(unknown.returncode, other.returncode)
-        self.assertEqual(unknown.stderr.replace(b"nowhere", b"K"),
-                         other.stderr.replace(b"only-globex", b"K"))
-        garbage = self.cli("open", "--key", "default", token=self.token,
-                           input=sealed[:1] + os.urandom(len(sealed) - 1))
-        foreign = self.cli("open", "--key", "default", token=self.token, input=sealed)
-        self.assertEqual((garbage.returncode, garbage.stderr),
-                         (foreign.returncode, foreign.stderr))
-
     def test_decryption_failures_counted_and_limited(self):
+        # Which calls count, the refusal and the metrics are checked in-process
+        # (service_test.cc, KeysThatFailTooOftenStopOpeningUntilRotated); here, the
+        # flag, the CLI's exit codes, the log event, and the reset by a rotation made
+        # through the admin CLI (on etcd too: security_etcd_test).
         self.server.admin("key", "create", "acme", "fragile")
         sealed = self.cli("seal", "--key", "fragile", token=self.token, input=b"data").stdout
         forged = bytearray(sealed)
@@ -147,16 +137,15 @@ class Security(unittest.TestCase):
             self.assertEqual(bad.returncode, 3, bad.stderr)
         refused = self.cli("open", "--key", "fragile", token=self.token, input=sealed)
         self.assertIn(b"too many decryption failures", refused.stderr)
-        text = metrics(self.server)
-        self.assertIn('sealbox_key_decryption_failures_total{tenant="acme",key="fragile"} 3',
-                      text)
-        self.assertRegex(text, r"sealbox_decryption_refused_total [1-9]")
         self.assertIn('"event":"decryption_limit_reached"', self.server.output())
         self.server.admin("key", "rotate", "acme", "fragile")
         self.assertEqual(self.cli("open", "--key", "fragile", token=self.token,
                                   input=sealed).stdout, b"data")
 
     def test_stalled_stream_is_ended(self):
+        # The watchdog's logic, the freed slot and the metrics are checked in-process
+        # (service_test.cc, StalledStreamIsEndedAndItsSlotFreed); here, that
+        # --stream-idle-seconds reaches it.
         data_pb2, data_grpc = load_stubs("data")
         stub = data_grpc.CryptoStub(grpc.insecure_channel(self.server.address))
 
@@ -171,8 +160,6 @@ class Security(unittest.TestCase):
             next(call)
         self.assertEqual(ended.exception.code(), grpc.StatusCode.CANCELLED)
         self.assertLess(time.time() - started, 10)
-        wait_for(lambda: "sealbox_active_streams 0" in metrics(self.server), "slot freed")
-        self.assertRegex(metrics(self.server), r"sealbox_stream_idle_timeouts_total [1-9]")
 
     def test_idle_connections_do_not_starve_a_client(self):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -45,6 +45,7 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "server/bench/stats.h"
 #include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
 #include "server/keystore/keystore.h"
@@ -68,6 +69,7 @@ namespace sealbox::scale {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using server::bench::Median;
 
 constexpr double kTargetOpenSeconds = 3;
 constexpr double kTargetMiB = 256;
@@ -76,13 +78,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 [[noreturn]] void Fail(const std::string& what, const absl::Status& status) {
@@ -277,8 +272,9 @@ int Run() {
   }
   auto implementation = crypto::DefaultImplementation();
   std::printf(
-      "keystore_scale: %d tenants x %d keys = %lld keys (AES-256, 1 version "
-      "each), %d tokens; crypto implementation: %s\n",
+      "keystore_scale: Keystore::Open, memory, and first vs later Seals against the "
+      "targets; %d tenants x %d keys = %lld keys (AES-256, 1 version each), %d tokens; "
+      "crypto implementation: %s\n",
       tenants, keys_per_tenant, static_cast<long long>(keys), tenants,
       implementation.ok() ? implementation->c_str() : "?");
 

@@ -30,6 +30,7 @@
 #include "grpcpp/grpcpp.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
+#include "server/bench/stats.h"
 
 ABSL_FLAG(std::vector<std::string>, servers, {},
           "Two HOST:PORT of servers sharing one keystore.");
@@ -44,6 +45,7 @@ namespace sealbox::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using server::bench::Percentile;
 
 [[noreturn]] void Fail(const std::string& what, const grpc::Status& status) {
   std::fprintf(stderr, "replica_bench: %s: %s\n", what.c_str(),
@@ -53,12 +55,6 @@ using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
 }
 
 struct Replica {
@@ -214,7 +210,8 @@ int Run() {
   std::ifstream in(absl::GetFlag(FLAGS_admin_token_file));
   std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Bench bench(servers, std::string(absl::StripAsciiWhitespace(token)));
-  std::printf("replica_bench: two servers on one keystore (%s): %s, %s\n",
+  std::printf("replica_bench: admin rate and propagation between two servers on one "
+              "keystore (%s): %s, %s\n",
               absl::GetFlag(FLAGS_label).c_str(), servers[0].c_str(), servers[1].c_str());
   bench.Setup(absl::GetFlag(FLAGS_clients));
   bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds), false);

@@ -1,5 +1,6 @@
-// Load generator for `tools/dev bench service`: drives a running sealbox-server
-// (started with --bench_echo) over loopback and prints, side by side,
+// Load generator for `tools/dev bench service`: drives a running
+// sealbox-bench-server (sealbox-server plus Echo) over loopback and prints, side by
+// side,
 //
 //   unary     Echo | Seal | Open   at each message size and concurrency:
 //             requests/s, p50 and p99 latency, and Seal/Echo, Open/Echo
@@ -45,9 +46,10 @@
 #include "sealbox/bench/echo.grpc.pb.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
+#include "server/bench/stats.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
-          "host:port of a sealbox-server started with --bench_echo.");
+          "host:port of a sealbox-bench-server (sealbox-server plus Echo).");
 ABSL_FLAG(std::string, admin_token_file, "",
           "File with the server's admin token (to create the benchmark's tenant).");
 ABSL_FLAG(int, server_pid, 0,
@@ -181,23 +183,18 @@ class RssMonitor {
 // The calls of one method in one row, over all its rounds.
 class UnarySamples {
  public:
-  void Add(const std::vector<float>& latencies_us, double seconds) {
+  void Add(const std::vector<double>& latencies_us, double seconds) {
     latencies_us_.insert(latencies_us_.end(), latencies_us.begin(), latencies_us.end());
     seconds_ += seconds;
   }
 
   double requests_per_second() const { return latencies_us_.size() / seconds_; }
-  // p in [0, 1]; sorts on first use.
-  double percentile_us(double p) {
-    if (!sorted_) std::sort(latencies_us_.begin(), latencies_us_.end());
-    sorted_ = true;
-    return latencies_us_[static_cast<size_t>(p * (latencies_us_.size() - 1))];
-  }
+  // p in [0, 1].
+  double percentile_us(double p) const { return server::bench::Percentile(latencies_us_, p); }
 
  private:
-  std::vector<float> latencies_us_;
+  std::vector<double> latencies_us_;
   double seconds_ = 0;
-  bool sorted_ = false;
 };
 
 // One blocking call of one client; each client thread makes its own.
@@ -220,14 +217,14 @@ absl::Status RunUnary(int concurrency, double seconds,
   std::atomic<bool> failed{false};
   std::mutex mu;
   grpc::Status first_error;
-  std::vector<float> latencies_us;
+  std::vector<double> latencies_us;
   Clock::time_point last_done = measure_from;
 
   std::vector<std::thread> clients;
   for (int i = 0; i < concurrency; ++i) {
     clients.emplace_back([&] {
       UnaryCall call = new_client();
-      std::vector<float> mine;
+      std::vector<double> mine;
       mine.reserve(1 << 16);
       Clock::time_point end = measure_from;
       while (!failed.load(std::memory_order_relaxed)) {
@@ -257,7 +254,7 @@ absl::Status RunUnary(int concurrency, double seconds,
         "call failed with gRPC status ", first_error.error_code(), " ",
         first_error.error_message(),
         first_error.error_code() == grpc::StatusCode::UNIMPLEMENTED
-            ? "(was the server started with --bench_echo?)"
+            ? " (is it sealbox-bench-server? sealbox-server has no Echo)"
             : ""));
   }
   if (latencies_us.empty()) return absl::InternalError("no call completed in time");
@@ -549,8 +546,8 @@ int Run() {
   };
 
   std::printf(
-      "sealbox service benchmark: server %s, AES-256-GCM key, %u CPUs here, "
-      "loopback, no TLS\n\n",
+      "load_generator: Seal and Open beside Echo, the gRPC baseline: server %s, "
+      "AES-256-GCM key, %u CPUs here, loopback, no TLS\n\n",
       address.c_str(), std::thread::hardware_concurrency());
   std::printf(
       "Unary: %g s per method and row, in %d rounds of Echo, Seal, Open (each after "
@@ -722,7 +719,7 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "load_generator --server HOST:PORT --admin_token_file FILE [--server_pid PID]\n"
-      "Measures a sealbox-server started with --bench_echo (tools/dev bench service).");
+      "Measures a sealbox-bench-server (tools/dev bench service).");
   absl::ParseCommandLine(argc, argv);
   return sealbox::load::Run();
 }

@@ -1,4 +1,5 @@
-// sealbox-server: flags in, SealboxServer out. Everything else lives in server.cc.
+// sealbox-server: flags in, SealboxServer out (RunServer, run_server.h). Everything
+// else lives in server.cc.
 #include <malloc.h>
 #include <signal.h>
 
@@ -24,6 +25,7 @@
 #include "server/process/keystore_transfer.h"
 #include "server/log.h"
 #include "server/process/process_hardening.h"
+#include "server/process/run_server.h"
 #include "server/process/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -117,9 +119,6 @@ ABSL_FLAG(int64_t, grpc_memory_limit_mb, 1024,
           "Memory gRPC may use for connection and message buffers (a resource "
           "quota); under pressure it shrinks flow-control windows and refuses new "
           "calls. 0: no limit.");
-ABSL_FLAG(bool, bench_echo, false,
-          "For benchmarks only: also serve sealbox.bench.Echo, the gRPC baseline that "
-          "`tools/dev bench service` measures the data plane against.");
 ABSL_FLAG(bool, dev, false,
           "Development mode: data, KEK and tokens generated under ./.sealbox-dev, a "
           "tenant 'demo' with key 'default', loopback only. Never for production.");
@@ -192,7 +191,6 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
       absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
   config.handshake_timeout = absl::Seconds(absl::GetFlag(FLAGS_handshake_timeout_seconds));
   config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
-  config.bench_echo = absl::GetFlag(FLAGS_bench_echo);
   if (absl::GetFlag(FLAGS_dev)) {
     config.listen = absl::GetFlag(FLAGS_listen);  // loopback only: no TLS in dev mode
     if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
@@ -279,7 +277,7 @@ int TransferKeystore(const ServerConfig& config) {
   return 0;
 }
 
-int Run() {
+int Run(const std::vector<grpc::Service*>& extra_services) {
   // Before any secret is read: no core dump may hold one.
   const CoreDumpReport core_dumps = DisableCoreDumps();
   RaiseOpenFileLimit();
@@ -307,7 +305,7 @@ int Run() {
   const bool dev = absl::GetFlag(FLAGS_dev);
   const std::string admin_token = config->admin_token;  // config moves into the server
   absl::StatusOr<std::unique_ptr<SealboxServer>> server =
-      SealboxServer::Start(*std::move(config));
+      SealboxServer::Start(*std::move(config), extra_services);
   if (!server.ok()) {
     std::fprintf(stderr, "sealbox-server: %s\n", std::string(server.status().message()).c_str());
     return 1;
@@ -342,9 +340,6 @@ int Run() {
   return 0;
 }
 
-}  // namespace
-}  // namespace sealbox::server
-
 // Abseil names flags with underscores; people (and the docs) write dashes. Both
 // spellings work: "--data-dir=x" becomes "--data_dir=x" before parsing.
 std::vector<char*> DashesToUnderscores(int argc, char** argv,
@@ -363,7 +358,9 @@ std::vector<char*> DashesToUnderscores(int argc, char** argv,
   return result;
 }
 
-int main(int argc, char** argv) {
+}  // namespace
+
+int RunServer(int argc, char** argv, const std::vector<grpc::Service*>& extra_services) {
   absl::SetProgramUsageMessage(
       "AES-GCM encryption service over gRPC.\n"
       "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
@@ -374,12 +371,14 @@ int main(int argc, char** argv) {
   // sealbox-server's flags live in this file, so list them.
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/process/main.cc");
+    return absl::EndsWith(file, "server/process/run_server.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = DashesToUnderscores(argc, argv, storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  return sealbox::server::Run();
+  return Run(extra_services);
 }
+
+}  // namespace sealbox::server
