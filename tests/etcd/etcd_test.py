@@ -85,7 +85,10 @@ class NewUser(unittest.TestCase):
         etcd.start_member(0)
         wait_for(lambda: b.admin("key", "rotate", "acme", "default", check=False).returncode
                  == 0, "admin works on b again")
-        self.assertIn(b"primary v2", a.admin("key", "get", "acme", "default").stdout)
+        # a reads its own snapshot: its watch, reconnecting with backoff after the
+        # outage (at most 2 s apart), brings the rotation made through b.
+        wait_for(lambda: b"primary v2" in a.admin("key", "get", "acme", "default").stdout,
+                 "a sees the rotation made on b", seconds=5)
         self.assertIn('"event":"keystore_reachable"', b.output())
 
 
