@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/format/unary.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/grpc_status.h"
 #include "server/keystore/names.h"
 #include "server/log.h"

@@ -11,7 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "sealbox/v1/admin.grpc.pb.h"

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/dev_mode.h"
 #include "server/flag_file.h"
 #include "server/keystore_transfer.h"

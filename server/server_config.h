@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/auth_limiter.h"
 #include "server/crypto_service.h"
 #include "server/keystore/etcd/etcd_client.h"

@@ -16,7 +16,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/durable_file.h"
 #include "server/keystore/storage.h"
 

@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "sealbox/internal/keystore_file.pb.h"
 #include "server/keystore/kek.h"
 

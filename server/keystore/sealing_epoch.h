@@ -12,8 +12,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::server {
 

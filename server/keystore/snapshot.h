@@ -14,8 +14,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/sealing_epoch.h"

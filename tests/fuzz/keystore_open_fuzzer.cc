@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/keystore_file.h"
 #include "tests/fuzz/fixtures.h"
 #include "tests/fuzz/fuzz_input.h"

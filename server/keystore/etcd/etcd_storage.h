@@ -21,7 +21,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/etcd/layout.h"
 #include "server/keystore/storage.h"

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "sealbox/internal/keystore_record.pb.h"
 
 namespace sealbox::server::etcd {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/storage.h"
 #include "server/keystore/testing/etcd_cluster.h"
