@@ -29,12 +29,12 @@ absl::Status Damaged(absl::string_view path) {
 }
 
 // Whether a (checked) header carries `kek`'s fingerprint. Constant time.
-bool HeaderFingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* header) {
+bool HeaderFingerprintMatches(const Kek& kek, const uint8_t* header) {
   return FingerprintMatches(kek, header + kFingerprintAt);
 }
 
 absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> FileWrappingKey(
-    const crypto::SecretBytes& kek, const uint8_t* salt) {
+    const Kek& kek, const uint8_t* salt) {
   return WrappingKey(kek, absl::MakeConstSpan(salt, kSaltBytes), "sealbox/v1/keystore");
 }
 
@@ -69,9 +69,8 @@ void WipeMaterial(internal::KeyVersion& version) {
   material.clear();
 }
 
-absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek,
+absl::StatusOr<std::vector<uint8_t>> SealKeystore(const Kek& kek,
                                                   const KeystoreContents& contents) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   crypto::SecretBytes plaintext(contents.file.ByteSizeLong());
   if (!contents.file.SerializeToArray(plaintext.data(), plaintext.size())) {
     return absl::InternalError("serializing the keystore failed");
@@ -97,15 +96,14 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
   return out;
 }
 
-bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope) {
-  if (!CheckKek(kek).ok() || !CheckHeader(envelope, "").ok()) return false;
+bool WrittenWithKek(const Kek& kek, absl::Span<const uint8_t> envelope) {
+  if (!CheckHeader(envelope, "").ok()) return false;
   return HeaderFingerprintMatches(kek, envelope.data());
 }
 
-absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
+absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
                                               absl::Span<const uint8_t> envelope,
                                               absl::string_view path) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
   if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
   const uint8_t* header = envelope.data();

@@ -28,8 +28,8 @@ void Check(bool condition) {
   if (!condition) std::abort();
 }
 
-const crypto::SecretBytes& Kek() {
-  static const auto* kek = new crypto::SecretBytes(absl::MakeConstSpan(kKek));
+const server::Kek& Kek() {
+  static const auto* kek = new server::Kek(*server::Kek::FromBytes(kKek));
   return *kek;
 }
 
