@@ -7,9 +7,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/byte_order/byte_order.h"
 #include "crypto/dispatch/dispatch.h"
 #include "crypto/kernel/kernel.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -22,8 +23,6 @@ namespace sealbox::crypto {
 namespace {
 
 using kernel::kBlockBytes;
-
-constexpr char kDecryptionFailed[] = "decryption failed";
 
 // The tag-compare verdict is derived from secrets but is meant to be acted on. Under
 // valgrind's constant-time check (secrets marked undefined) this marks it defined,
@@ -65,13 +64,6 @@ bool PartiallyOverlap(const uint8_t* a, const uint8_t* b, size_t size) {
   return x < y + size && y < x + size;
 }
 
-void StoreBigEndian64(uint64_t value, uint8_t* out) {
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<uint8_t>(value);
-    value >>= 8;
-  }
-}
-
 // A block's bytes as two little-endian 64-bit halves.
 uint64_t LoadHalf(const uint8_t* in) {
   uint64_t half;
@@ -104,13 +96,7 @@ uint32_t Count32(uint64_t second_half) {
 // GCM's inc32 without a carry branch: for IVs other than 12 bytes the counter is
 // derived from H, so its bits must not steer control flow.
 void IncrementCounter32(uint8_t counter[16]) {
-  uint32_t low = (uint32_t{counter[12]} << 24) | (uint32_t{counter[13]} << 16) |
-                 (uint32_t{counter[14]} << 8) | counter[15];
-  low += 1;
-  counter[12] = static_cast<uint8_t>(low >> 24);
-  counter[13] = static_cast<uint8_t>(low >> 16);
-  counter[14] = static_cast<uint8_t>(low >> 8);
-  counter[15] = static_cast<uint8_t>(low);
+  StoreBigEndian32(LoadBigEndian32(counter + 12) + 1, counter + 12);
 }
 
 absl::Status CheckArguments(absl::Span<const uint8_t> iv,
@@ -292,7 +278,7 @@ absl::Status ExpandedKey::Open(absl::Span<const uint8_t> iv,
   SecureWipe(expected, sizeof(expected));
   if (!match) {
     SecureWipe(plaintext.data(), plaintext.size());
-    return absl::InvalidArgumentError(kDecryptionFailed);
+    return DecryptionFailedError();
   }
   return absl::OkStatus();
 }
@@ -301,11 +287,6 @@ absl::StatusOr<std::string> DefaultImplementation() {
   absl::StatusOr<const kernel::Kernel*> kernel = SelectKernel("");
   if (!kernel.ok()) return kernel.status();
   return std::string((*kernel)->name);
-}
-
-bool IsDecryptionFailure(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kInvalidArgument &&
-         status.message() == kDecryptionFailed;
 }
 
 }  // namespace sealbox::crypto

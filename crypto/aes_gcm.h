@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "crypto/decryption_failure.h"
 #include "absl/types/span.h"
 
 namespace sealbox::crypto {
@@ -61,7 +62,7 @@ class ExpandedKey {
   // Verifies `tag` and decrypts `ciphertext` into `plaintext` (same size; in place or
   // not overlapping). The tag is checked in constant time. On any failure of
   // authentication, `plaintext` is wiped and the one uniform error
-  // DecryptionFailed() is returned: a caller never sees unauthenticated plaintext.
+  // DecryptionFailedError() is returned: a caller never sees unauthenticated plaintext.
   absl::Status Open(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
                     absl::Span<const uint8_t> ciphertext,
                     absl::Span<const uint8_t> tag,
@@ -84,10 +85,6 @@ class ExpandedKey {
 // The implementation ExpandedKey::Create picks when none is named (honouring
 // SEALBOX_CRYPTO_IMPL), e.g. for a server to report at startup.
 absl::StatusOr<std::string> DefaultImplementation();
-
-// True when `status` is the uniform authentication failure returned by Open
-// (INVALID_ARGUMENT, "decryption failed"; the same for every cause).
-bool IsDecryptionFailure(const absl::Status& status);
 
 }  // namespace sealbox::crypto
 

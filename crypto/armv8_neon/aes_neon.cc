@@ -22,7 +22,8 @@
 #include <array>
 #include <cstring>
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/byte_order/byte_order.h"
+#include "crypto/secret/secure_wipe.h"
 
 #if defined(__AARCH64EB__)
 #error "armv8_neon assumes little-endian AArch64"
@@ -160,17 +161,6 @@ uint8x16_t Encrypt(const Sbox& sbox, const Constants& c, const uint8_t* round_ke
     x = FullRound(sbox, c, vld1q_u8(round_keys + 16 * r), x);
   }
   return FinalRound(sbox, c, vld1q_u8(round_keys + 16 * kRounds), x);
-}
-
-uint32_t LoadBigEndian32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-
-void StoreBigEndian32(uint32_t v, uint8_t* p) {
-  v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
 }
 
 // SubWord: the four bytes of w (byte 0 = least significant) through the S-box.

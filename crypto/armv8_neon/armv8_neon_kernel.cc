@@ -11,7 +11,7 @@
 #include "crypto/armv8_neon/armv8_neon.h"
 #include "crypto/armv8_neon/ghash_neon.h"
 #include "crypto/kernel/kernel.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::kernel {
 namespace {

@@ -35,7 +35,7 @@
 
 #include <cstring>
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::kernel::armv8_neon {
 

@@ -44,9 +44,9 @@
 #include "crypto/aes_gcm.h"
 #ifndef SEALBOX_CT_CHECK_MODE_LAYER_ONLY
 #include "crypto/format/hkdf.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 #endif
 
 namespace {

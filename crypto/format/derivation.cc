@@ -38,7 +38,7 @@ absl::StatusOr<std::vector<uint8_t>> StreamInfo(absl::string_view tenant,
   absl::StatusOr<std::vector<uint8_t>> info =
       LabelAndNames(kStreamLabel, tenant, key_name);
   if (!info.ok()) return info;
-  AppendU64BE(aad.size(), *info);
+  AppendBigEndian64(aad.size(), *info);
   info->insert(info->end(), aad.begin(), aad.end());
   return info;
 }

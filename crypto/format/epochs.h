@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "crypto/format/unary.h"
 
 namespace sealbox::crypto {

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
 

@@ -6,9 +6,10 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "crypto/byte_order/byte_order.h"
+#include "crypto/decryption_failure.h"
 #include "crypto/format/derivation.h"
-#include "crypto/format/wire.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto {
 namespace {
@@ -38,7 +39,7 @@ bool IndexFits(uint64_t index, bool last) {
 Nonce SegmentNonce(absl::Span<const uint8_t> header, uint64_t index, bool last) {
   Nonce nonce;
   std::copy_n(&header[kPrefixOffset], kStreamNoncePrefixBytes, nonce.begin());
-  StoreU32BE(static_cast<uint32_t>(index), &nonce[kStreamNoncePrefixBytes]);
+  StoreBigEndian32(static_cast<uint32_t>(index), &nonce[kStreamNoncePrefixBytes]);
   nonce[11] = last ? 1 : 0;
   return nonce;
 }
@@ -78,13 +79,13 @@ absl::StatusOr<std::unique_ptr<ExpandedKey>> StreamKey(
 
 absl::StatusOr<StreamHeader> ParseStreamHeader(absl::Span<const uint8_t> header) {
   if (header.size() < kStreamHeaderBytes || header[0] != kStreamFormatV1) {
-    return DecryptionFailed();
+    return DecryptionFailedError();
   }
   StreamHeader parsed;
-  parsed.key_version = LoadU32BE(&header[kVersionOffset]);
-  parsed.segment_bytes = LoadU32BE(&header[kSegmentSizeOffset]);
+  parsed.key_version = LoadBigEndian32(&header[kVersionOffset]);
+  parsed.segment_bytes = LoadBigEndian32(&header[kSegmentSizeOffset]);
   // The size decides how much the opener buffers, so it is checked before use.
-  if (!ValidSegmentSize(parsed.segment_bytes)) return DecryptionFailed();
+  if (!ValidSegmentSize(parsed.segment_bytes)) return DecryptionFailedError();
   return parsed;
 }
 
@@ -158,8 +159,8 @@ absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::CreateWith(
   }
   auto state = std::make_unique<State>();
   state->header[0] = kStreamFormatV1;
-  StoreU32BE(context.version, &state->header[kVersionOffset]);
-  StoreU32BE(segment_bytes, &state->header[kSegmentSizeOffset]);
+  StoreBigEndian32(context.version, &state->header[kVersionOffset]);
+  StoreBigEndian32(segment_bytes, &state->header[kSegmentSizeOffset]);
   std::copy(salt.begin(), salt.end(), &state->header[kSaltOffset]);
   std::copy(nonce_prefix.begin(), nonce_prefix.end(), &state->header[kPrefixOffset]);
 
@@ -256,14 +257,14 @@ struct StreamOpener::State {
   absl::Status Open(absl::Span<const uint8_t> segment, bool last,
                     std::vector<uint8_t>& out) {
     if (segment.size() < kTagBytes || !IndexFits(next_index, last)) {
-      return DecryptionFailed();
+      return DecryptionFailedError();
     }
     const size_t n = segment.size() - kTagBytes;
     const absl::Span<uint8_t> pt = plaintext.mutable_span().first(n);
     if (!key->Open(SegmentNonce(header, next_index, last), header, segment.first(n),
                    segment.last(kTagBytes), pt)
              .ok()) {
-      return DecryptionFailed();
+      return DecryptionFailedError();
     }
     AppendPlaintext(pt, out);
     SecureWipe(pt.data(), pt.size());
@@ -305,7 +306,7 @@ struct StreamOpener::State {
   // Whatever is left at the end must be the last segment: tag plus fewer than
   // segment-size bytes. Nothing left, or a short header, means truncation.
   absl::Status Finish(std::vector<uint8_t>& out) {
-    if (key == nullptr) return DecryptionFailed();
+    if (key == nullptr) return DecryptionFailedError();
     return Open(sealed, /*last=*/true, out);
   }
 };
@@ -337,7 +338,7 @@ absl::Status StreamOpener::Finish(std::vector<uint8_t>& out) {
   if (!s.error.ok()) return s.error;
   absl::Status status = s.Finish(out);
   // Anything fed after the end would be trailing data.
-  s.error = status.ok() ? DecryptionFailed() : status;
+  s.error = status.ok() ? DecryptionFailedError() : status;
   return status;
 }
 

@@ -25,8 +25,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "crypto/byte_order/byte_order.h"
+#include "crypto/decryption_failure.h"
 #include "crypto/format/derivation.h"
 #include "crypto/format/wire.h"
 
@@ -23,7 +25,7 @@ std::vector<uint8_t> GcmAad(absl::Span<const uint8_t> header,
                             absl::Span<const uint8_t> aad) {
   std::vector<uint8_t> gcm_aad(header.begin(), header.end());
   gcm_aad.reserve(header.size() + 8 + aad.size());
-  AppendU64BE(aad.size(), gcm_aad);
+  AppendBigEndian64(aad.size(), gcm_aad);
   gcm_aad.insert(gcm_aad.end(), aad.begin(), aad.end());
   return gcm_aad;
 }
@@ -32,10 +34,10 @@ std::vector<uint8_t> GcmAad(absl::Span<const uint8_t> header,
 
 absl::StatusOr<UnaryHeader> ParseUnaryHeader(absl::Span<const uint8_t> ciphertext) {
   if (ciphertext.size() < kUnaryOverheadBytes || ciphertext[0] != kUnaryFormatV1) {
-    return DecryptionFailed();
+    return DecryptionFailedError();
   }
   UnaryHeader header;
-  header.key_version = LoadU32BE(&ciphertext[kVersionOffset]);
+  header.key_version = LoadBigEndian32(&ciphertext[kVersionOffset]);
   std::copy_n(&ciphertext[kEpochIdOffset], kEpochIdBytes, header.epoch_id.begin());
   return header;
 }
@@ -82,9 +84,9 @@ absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(
   }
   std::vector<uint8_t> out(kUnaryOverheadBytes + plaintext.size());
   out[0] = kUnaryFormatV1;
-  StoreU32BE(version_, &out[kVersionOffset]);
+  StoreBigEndian32(version_, &out[kVersionOffset]);
   std::copy(epoch_id_.begin(), epoch_id_.end(), &out[kEpochIdOffset]);
-  StoreU64BE(counter, &out[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
+  StoreBigEndian64(counter, &out[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
 
   const absl::Span<uint8_t> all = absl::MakeSpan(out);
   const absl::Status status =
@@ -100,7 +102,7 @@ absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(
   absl::StatusOr<UnaryHeader> header = ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   if (header->key_version != version_ || header->epoch_id != epoch_id_) {
-    return DecryptionFailed();
+    return DecryptionFailedError();
   }
   const size_t body_bytes = ciphertext.size() - kUnaryOverheadBytes;
   std::vector<uint8_t> plaintext(body_bytes);
@@ -110,7 +112,7 @@ absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(
       ciphertext.subspan(kUnaryHeaderBytes, body_bytes), ciphertext.last(kTagBytes),
       absl::MakeSpan(plaintext));
   // Open has already wiped `plaintext` on failure.
-  if (!status.ok()) return DecryptionFailed();
+  if (!status.ok()) return DecryptionFailedError();
   return plaintext;
 }
 

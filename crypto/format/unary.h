@@ -21,7 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
 

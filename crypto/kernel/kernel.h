@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <new>
 
-#include "crypto/kernel/locked_memory.h"
+#include "crypto/secret/locked_memory.h"
 
 namespace sealbox::crypto::kernel {
 

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::kernel::portable {
 namespace {

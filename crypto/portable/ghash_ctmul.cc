@@ -15,9 +15,8 @@
 // reduction per group.
 #include "crypto/portable/ghash_ctmul.h"
 
-#include <cstring>
-
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/byte_order/byte_order.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::kernel::portable {
 namespace {
@@ -32,22 +31,6 @@ constexpr uint64_t kLow60 = 0x0fffffffffffffff;
 enum Part { kHi = 0, kLo = 1, kMid = 2 };
 
 constexpr U128 Wide(uint64_t hi, uint64_t lo) { return (U128{hi} << 64) | lo; }
-
-uint64_t LoadBigEndian64(const uint8_t* in) {
-  uint64_t v;
-  std::memcpy(&v, in, 8);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-
-void StoreBigEndian64(uint64_t v, uint8_t* out) {
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<uint8_t>(v);
-    v >>= 8;
-  }
-}
 
 // Cuts a 64-bit Karatsuba operand of H for the multiplier: bits 0..59 into the
 // four hole classes (15 bits each), and bits 60..63 on their own.

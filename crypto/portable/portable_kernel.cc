@@ -5,11 +5,12 @@
 #include <new>
 #include <type_traits>
 
+#include "crypto/byte_order/byte_order.h"
 #include "crypto/kernel/kernel.h"
-#include "crypto/kernel/secure_wipe.h"
 #include "crypto/portable/aes_bitsliced.h"
 #include "crypto/portable/ghash_ctmul.h"
 #include "crypto/portable/portable.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::kernel {
 namespace {
@@ -32,18 +33,6 @@ static_assert(std::is_trivially_destructible_v<Schedule>);
 
 const Schedule& View(const KeySchedule& schedule) {
   return *std::launder(reinterpret_cast<const Schedule*>(schedule.bytes));
-}
-
-uint32_t LoadBigEndian32(const uint8_t* in) {
-  return uint32_t{in[0]} << 24 | uint32_t{in[1]} << 16 | uint32_t{in[2]} << 8 |
-         uint32_t{in[3]};
-}
-
-void StoreBigEndian32(uint32_t v, uint8_t* out) {
-  out[0] = static_cast<uint8_t>(v >> 24);
-  out[1] = static_cast<uint8_t>(v >> 16);
-  out[2] = static_cast<uint8_t>(v >> 8);
-  out[3] = static_cast<uint8_t>(v);
 }
 
 // out = a ^ b over `size` bytes (a multiple of 8); out may be a.

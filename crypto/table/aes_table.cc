@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "crypto/table/big_endian.h"
+#include "crypto/byte_order/byte_order.h"
 
 namespace sealbox::crypto::kernel::table {
 namespace {

@@ -14,10 +14,10 @@
 #include <new>
 #include <type_traits>
 
+#include "crypto/byte_order/byte_order.h"
 #include "crypto/kernel/kernel.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "crypto/table/aes_table.h"
-#include "crypto/table/big_endian.h"
 #include "crypto/table/ghash_4bit.h"
 
 namespace sealbox::crypto::kernel {
@@ -71,13 +71,13 @@ void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16]
   } scratch;
   std::memcpy(scratch.counter_block, counter, kBlockBytes);
   // inc32: only the low 32 bits count, wrapping; the upper 96 stay as they are.
-  uint32_t count = table::LoadBigEndian32(counter + 12);
+  uint32_t count = LoadBigEndian32(counter + 12);
 
   while (blocks > 0) {
     const size_t n = std::min(blocks, kBatchBlocks);
     const size_t bytes = n * kBlockBytes;
     for (size_t i = 0; i < n; ++i) {
-      table::StoreBigEndian32(count++, scratch.counter_block + 12);
+      StoreBigEndian32(count++, scratch.counter_block + 12);
       table::EncryptAesBlock(layout.aes, scratch.counter_block,
                              scratch.keystream + i * kBlockBytes);
     }
@@ -89,7 +89,7 @@ void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16]
     blocks -= n;
   }
 
-  table::StoreBigEndian32(count, counter + 12);
+  StoreBigEndian32(count, counter + 12);
   SecureWipe(&scratch, sizeof(scratch));
 }
 

@@ -23,6 +23,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/byte_order/byte_order.h"
 #include "crypto/testing/implementations.h"
 #include "gtest/gtest.h"
 
@@ -189,15 +190,12 @@ struct Gf128 {
   static Gf128 One() { return {uint64_t{1} << 63, 0}; }
 
   static Gf128 Load(const uint8_t bytes[16]) {
-    Gf128 x;
-    for (int i = 0; i < 8; ++i) x.hi = x.hi << 8 | bytes[i];
-    for (int i = 8; i < 16; ++i) x.lo = x.lo << 8 | bytes[i];
-    return x;
+    return {LoadBigEndian64(bytes), LoadBigEndian64(bytes + 8)};
   }
 
   void Store(uint8_t bytes[16]) const {
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
-    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
+    StoreBigEndian64(hi, bytes);
+    StoreBigEndian64(lo, bytes + 8);
   }
 
   Gf128 operator^(const Gf128& other) const { return {hi ^ other.hi, lo ^ other.lo}; }

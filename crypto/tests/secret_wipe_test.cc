@@ -7,7 +7,7 @@
 //     piece of a secret the test registered: key material, derived subkeys and
 //     HKDF's PRK, plaintext.
 // A secret found in a freed block is a leak: freed memory is handed out again.
-// Secret memory (SecretBytes' buffers and key schedules, crypto/kernel/locked_memory.h)
+// Secret memory (SecretBytes' buffers and key schedules, crypto/secret/locked_memory.h)
 // is not the heap: it is zeroed when released, and the hook shows it wiped before.
 // Stack temporaries and OpenSSL's own heap (malloc, not operator new; OpenSSL
 // cleanses its HMAC state itself) are outside what these witnesses see.
@@ -27,11 +27,11 @@
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/format/hkdf.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
 #include "crypto/kernel/kernel.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secret_bytes.h"
+#include "crypto/secret/secure_wipe.h"
 #include "crypto/testing/implementations.h"
 #include "gtest/gtest.h"
 
@@ -295,7 +295,7 @@ TEST_P(ExpandedKeyWipeTest, WholeScheduleWipedOnDestruction) {
     const size_t wipes_before = Watch::wipe_count();
     expanded->reset();
     watch.Stop();
-    // A key schedule lives in secret memory (crypto/kernel/locked_memory.h), not on
+    // A key schedule lives in secret memory (crypto/secret/locked_memory.h), not on
     // the heap this test watches: the hook is the witness. One wipe during the
     // destruction covers a whole 64-byte aligned schedule and read all zero.
     bool schedule_wiped = false;

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto::x86 {
 namespace {

@@ -43,8 +43,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/bench/stats.h"
 #include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
@@ -205,7 +205,7 @@ struct Store {
 };
 
 std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store,
-                                                   const crypto::SecretBytes& kek) {
+                                                   const server::Kek& kek) {
   if (store.etcd()) {
     server::etcd::EtcdStorageOptions options;
     options.etcd.endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
@@ -225,7 +225,7 @@ std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store,
 }
 
 std::unique_ptr<server::Keystore> OpenFresh(const Store& store,
-                                            const crypto::SecretBytes& kek) {
+                                            const server::Kek& kek) {
   auto keystore = server::Keystore::Open(StorageOf(store, kek));
   if (!keystore.ok()) Fail("Keystore::Open", keystore.status());
   return *std::move(keystore);
@@ -288,8 +288,9 @@ int Run() {
   if (!absl::GetFlag(FLAGS_etcd_endpoints).empty()) {
     store.prefix = absl::StrCat("/keystore-scale-", getpid(), "-", time(nullptr), "/");
   }
-  crypto::SecretBytes kek(server::kKekBytes);
-  RAND_bytes(kek.data(), kek.size());
+  crypto::SecretBytes kek_bytes(server::kKekBytes);
+  RAND_bytes(kek_bytes.data(), kek_bytes.size());
+  const server::Kek kek = *server::Kek::FromBytes(kek_bytes.span());
 
   // Write the keystore, then free everything that built it.
   Clock::time_point start = Clock::now();

@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/decryption_failure.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -21,7 +22,7 @@ absl::Status KeyNotFound(const std::string& key) {
 // ciphertext: it gets the same answer as any other (a real but disabled version
 // keeps its FAILED_PRECONDITION, which tells an operator what to fix).
 absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
-  if (absl::IsNotFound(status)) return absl::InvalidArgumentError("decryption failed");
+  if (absl::IsNotFound(status)) return crypto::DecryptionFailedError();
   return status;
 }
 

@@ -1,6 +1,6 @@
 #include "server/crypto/crypto_service.h"
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/crypto_streams.h"
 #include "server/crypto/open_outcome.h"

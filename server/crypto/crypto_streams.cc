@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "crypto/aes_gcm.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/open_outcome.h"
 

@@ -143,7 +143,7 @@ class FileStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(
     FileStorageOptions options) {
-  if (absl::Status s = CheckKeks(options.kek, options.previous_kek); !s.ok()) return s;
+  if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   return std::unique_ptr<FileStorage>(new FileStorage(std::move(options)));
 }
@@ -157,11 +157,11 @@ FileStorage::~FileStorage() { Stop(); }
 
 std::string FileStorage::Describe() const { return absl::StrCat("keystore ", path_); }
 
-const crypto::SecretBytes& FileStorage::KekFor(absl::Span<const uint8_t> file) const {
-  if (!options_.previous_kek.empty() && WrittenWithKek(options_.previous_kek, file)) {
-    return options_.previous_kek;
+const Kek& FileStorage::KekFor(absl::Span<const uint8_t> file) const {
+  if (options_.previous_kek.has_value() && WrittenWithKek(*options_.previous_kek, file)) {
+    return *options_.previous_kek;
   }
-  return options_.kek;  // or neither: opening then says "a different KEK"
+  return *options_.kek;  // or neither: opening then says "a different KEK"
 }
 
 absl::StatusOr<KeystoreContents> FileStorage::Open(const FileRead& read) const {
@@ -169,7 +169,7 @@ absl::StatusOr<KeystoreContents> FileStorage::Open(const FileRead& read) const {
 }
 
 absl::StatusOr<FileIdentity> FileStorage::Write(const KeystoreContents& contents) {
-  auto bytes = SealKeystore(options_.kek, contents);
+  auto bytes = SealKeystore(*options_.kek, contents);
   if (!bytes.ok()) return bytes.status();
   return ReplaceFile(path_, *bytes, options_.fail_before_rename_for_testing);
 }
@@ -195,7 +195,7 @@ absl::StatusOr<bool> FileStorage::Prepare(bool create) {
     return absl::NotFoundError(absl::StrCat("keystore ", path_, " does not exist"));
   }
   if (!read.ok()) return read.status();
-  if (&KekFor(read->bytes) == &options_.kek) return false;
+  if (&KekFor(read->bytes) == &*options_.kek) return false;
   // Under the previous KEK: rewrite it under the current one now (a change with
   // nothing changed), so the previous KEK can be retired once every replica runs
   // with the current one.

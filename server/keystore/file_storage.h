@@ -11,23 +11,25 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/durable_file.h"
+#include "server/keystore/kek.h"
 #include "server/keystore/storage.h"
 
 namespace sealbox::server {
 
 struct FileStorageOptions {
   std::string data_dir;
-  crypto::SecretBytes kek;  // 32 bytes
-  // While the KEK is being changed: the one before it (32 bytes), or empty. A file
-  // still under it is read with it and, at Prepare, written again under `kek`.
-  crypto::SecretBytes previous_kek;
+  std::optional<Kek> kek;  // required
+  // While the KEK is being changed: the one before it. A file still under it is read
+  // with it and, at Prepare, written again under `kek`.
+  std::optional<Kek> previous_kek;
   // How often Follow looks for another process's write.
   absl::Duration poll_interval = absl::Seconds(1);
   // Tests only: called after the temp file is written and synced, before the rename;
@@ -37,7 +39,7 @@ struct FileStorageOptions {
 
 class FileStorage : public KeystoreStorage {
  public:
-  // INVALID_ARGUMENT for a KEK that is not 32 bytes or no data directory.
+  // INVALID_ARGUMENT for no KEK or no data directory.
   static absl::StatusOr<std::unique_ptr<FileStorage>> Create(FileStorageOptions options);
   ~FileStorage() override;
 
@@ -62,7 +64,7 @@ class FileStorage : public KeystoreStorage {
   class Transaction;
   explicit FileStorage(FileStorageOptions options);
 
-  const crypto::SecretBytes& KekFor(absl::Span<const uint8_t> file) const;
+  const Kek& KekFor(absl::Span<const uint8_t> file) const;
   absl::StatusOr<KeystoreContents> Open(const FileRead& read) const;
   // Writes `contents` under the current KEK; with `mu_` and the flock held.
   absl::StatusOr<FileIdentity> Write(const KeystoreContents& contents);

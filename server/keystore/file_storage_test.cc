@@ -66,7 +66,7 @@ class FileStorageTest : public ::testing::Test {
   }
 
   std::string dir_, path_;
-  crypto::SecretBytes kek_ = RandomKek();
+  Kek kek_ = RandomKek();
 };
 
 TEST_F(FileStorageTest, CreatesAnEmptyKeystoreWithPrivateModes) {
@@ -105,7 +105,7 @@ TEST_F(FileStorageTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
     ASSERT_TRUE(old->CreateTenant("acme").ok());
     ASSERT_TRUE(old->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   }
-  const crypto::SecretBytes old_kek = kek_.Clone();
+  const Kek old_kek = kek_.Clone();
   const std::string under_old = ReadAll(path_);
   kek_ = RandomKek();
 

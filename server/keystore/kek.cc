@@ -11,38 +11,33 @@
 
 namespace sealbox::server {
 
-absl::Status CheckKek(const crypto::SecretBytes& kek, absl::string_view what) {
-  if (kek.size() != kKekBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be ", kKekBytes, " bytes, not ", kek.size()));
+absl::StatusOr<Kek> Kek::FromBytes(absl::Span<const uint8_t> bytes) {
+  if (bytes.size() != kKekBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the KEK must be ", kKekBytes, " bytes, raw or as ", 2 * kKekBytes, " hex digits"));
   }
-  return absl::OkStatus();
+  return Kek(crypto::SecretBytes(bytes));
 }
 
-absl::Status CheckKeks(const crypto::SecretBytes& kek, const crypto::SecretBytes& previous) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
-  return previous.empty() ? absl::OkStatus() : CheckKek(previous, "the previous KEK");
-}
-
-KekFingerprint FingerprintOf(const crypto::SecretBytes& kek) {
+KekFingerprint FingerprintOf(const Kek& kek) {
   static constexpr char kLabel[] = "sealbox/v1/kek-fingerprint";
   uint8_t mac[EVP_MAX_MD_SIZE];
   unsigned int mac_bytes = 0;
-  HMAC(EVP_sha256(), kek.data(), kek.size(), reinterpret_cast<const uint8_t*>(kLabel),
-       sizeof(kLabel) - 1, mac, &mac_bytes);
+  HMAC(EVP_sha256(), kek.span().data(), kek.span().size(),
+       reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel) - 1, mac, &mac_bytes);
   KekFingerprint fingerprint;
   std::memcpy(fingerprint.data(), mac, fingerprint.size());
   OPENSSL_cleanse(mac, sizeof(mac));
   return fingerprint;
 }
 
-bool FingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* fingerprint) {
+bool FingerprintMatches(const Kek& kek, const uint8_t* fingerprint) {
   const KekFingerprint expected = FingerprintOf(kek);
   return CRYPTO_memcmp(expected.data(), fingerprint, expected.size()) == 0;
 }
 
 absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
-    const crypto::SecretBytes& kek, absl::Span<const uint8_t> salt,
+    const Kek& kek, absl::Span<const uint8_t> salt,
     absl::string_view info) {
   auto key = crypto::HkdfSha256(
       kek.span(), salt,

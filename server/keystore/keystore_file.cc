@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/byte_order/byte_order.h"
 #include "server/keystore/kek.h"
 
 namespace sealbox::server {
@@ -23,27 +24,17 @@ constexpr size_t kVersionAt = 8, kGenerationAt = 12, kFingerprintAt = 20, kSaltA
                  kNonceAt = 52;
 static_assert(kNonceAt + kNonceBytes == kKeystoreHeaderBytes);
 
-void PutBigEndian(uint64_t value, size_t bytes, uint8_t* out) {
-  for (size_t i = 0; i < bytes; ++i) out[i] = value >> (8 * (bytes - 1 - i));
-}
-
-uint64_t GetBigEndian(const uint8_t* in, size_t bytes) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < bytes; ++i) value = (value << 8) | in[i];
-  return value;
-}
-
 absl::Status Damaged(absl::string_view path) {
   return absl::DataLossError(absl::StrCat("keystore ", path, " is damaged"));
 }
 
 // Whether a (checked) header carries `kek`'s fingerprint. Constant time.
-bool HeaderFingerprintMatches(const crypto::SecretBytes& kek, const uint8_t* header) {
+bool HeaderFingerprintMatches(const Kek& kek, const uint8_t* header) {
   return FingerprintMatches(kek, header + kFingerprintAt);
 }
 
 absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> FileWrappingKey(
-    const crypto::SecretBytes& kek, const uint8_t* salt) {
+    const Kek& kek, const uint8_t* salt) {
   return WrappingKey(kek, absl::MakeConstSpan(salt, kSaltBytes), "sealbox/v1/keystore");
 }
 
@@ -53,7 +44,7 @@ absl::Status CheckHeader(absl::Span<const uint8_t> envelope, absl::string_view p
       std::memcmp(envelope.data(), kMagic, sizeof(kMagic)) != 0) {
     return Damaged(path);
   }
-  uint32_t version = GetBigEndian(envelope.data() + kVersionAt, 4);
+  uint32_t version = crypto::LoadBigEndian32(envelope.data() + kVersionAt);
   if (version != kFormatVersion) {
     return absl::FailedPreconditionError(
         absl::StrCat("keystore ", path, " has format version ", version,
@@ -78,9 +69,8 @@ void WipeMaterial(internal::KeyVersion& version) {
   material.clear();
 }
 
-absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek,
+absl::StatusOr<std::vector<uint8_t>> SealKeystore(const Kek& kek,
                                                   const KeystoreContents& contents) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   crypto::SecretBytes plaintext(contents.file.ByteSizeLong());
   if (!contents.file.SerializeToArray(plaintext.data(), plaintext.size())) {
     return absl::InternalError("serializing the keystore failed");
@@ -88,8 +78,8 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
   std::vector<uint8_t> out(kKeystoreHeaderBytes + plaintext.size() + kTagBytes);
   uint8_t* header = out.data();
   std::memcpy(header, kMagic, sizeof(kMagic));
-  PutBigEndian(kFormatVersion, 4, header + kVersionAt);
-  PutBigEndian(contents.generation, 8, header + kGenerationAt);
+  crypto::StoreBigEndian32(kFormatVersion, header + kVersionAt);
+  crypto::StoreBigEndian64(contents.generation, header + kGenerationAt);
   const KekFingerprint fingerprint = FingerprintOf(kek);
   std::memcpy(header + kFingerprintAt, fingerprint.data(), fingerprint.size());
   if (RAND_bytes(header + kSaltAt, kSaltBytes + kNonceBytes) != 1) {
@@ -106,15 +96,14 @@ absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek
   return out;
 }
 
-bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope) {
-  if (!CheckKek(kek).ok() || !CheckHeader(envelope, "").ok()) return false;
+bool WrittenWithKek(const Kek& kek, absl::Span<const uint8_t> envelope) {
+  if (!CheckHeader(envelope, "").ok()) return false;
   return HeaderFingerprintMatches(kek, envelope.data());
 }
 
-absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
+absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
                                               absl::Span<const uint8_t> envelope,
                                               absl::string_view path) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
   if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
   const uint8_t* header = envelope.data();
@@ -134,14 +123,14 @@ absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
   if (!opened.ok() || !contents.file.ParseFromArray(plaintext.data(), plaintext.size())) {
     return Damaged(path);
   }
-  contents.generation = GetBigEndian(header + kGenerationAt, 8);
+  contents.generation = crypto::LoadBigEndian64(header + kGenerationAt);
   return contents;
 }
 
 absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope,
                                         absl::string_view path) {
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
-  return GetBigEndian(envelope.data() + kGenerationAt, 8);
+  return crypto::LoadBigEndian64(envelope.data() + kGenerationAt);
 }
 
 }  // namespace sealbox::server

@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "sealbox/internal/keystore_file.pb.h"
 #include "server/keystore/kek.h"
 
@@ -45,21 +45,20 @@ struct KeystoreContents {
   internal::KeystoreFile file;
 };
 
-// Encrypts `contents` into an envelope. `kek` must be 32 bytes.
-absl::StatusOr<std::vector<uint8_t>> SealKeystore(const crypto::SecretBytes& kek,
+// Encrypts `contents` into an envelope.
+absl::StatusOr<std::vector<uint8_t>> SealKeystore(const Kek& kek,
                                                   const KeystoreContents& contents);
 
 // Decrypts an envelope. FAILED_PRECONDITION "keystore <path> was written with a
 // different KEK", or DATA_LOSS "keystore <path> is damaged" (bad magic, truncated,
 // unknown version, failed tag, unparsable proto). `path` only names the file.
-absl::StatusOr<KeystoreContents> OpenKeystore(const crypto::SecretBytes& kek,
+absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
                                               absl::Span<const uint8_t> envelope,
                                               absl::string_view path);
 
 // Whether an envelope's header carries `kek`'s fingerprint: which of two KEKs a
-// file is under while the KEK is being changed. False for a malformed header or a
-// KEK that is not 32 bytes.
-bool WrittenWithKek(const crypto::SecretBytes& kek, absl::Span<const uint8_t> envelope);
+// file is under while the KEK is being changed. False for a malformed header.
+bool WrittenWithKek(const Kek& kek, absl::Span<const uint8_t> envelope);
 
 // The generation in a header, without authenticating it (Open does that); for a
 // cheap "did it change?" check. Fails like OpenKeystore on a bad header.

@@ -14,11 +14,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/format/epochs.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/info.h"
 #include "server/keystore/keystore_file.h"
-#include "crypto/format/epochs.h"
 #include "server/keystore/storage.h"
 
 namespace sealbox::server {

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "crypto/aes_gcm.h"
-#include "crypto/kernel/locked_memory.h"
+#include "crypto/secret/locked_memory.h"
 #include "prometheus/text_serializer.h"
 #include "server/metrics/label_order.h"
 #include "server/metrics/process_metrics.h"

@@ -11,7 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "sealbox/v1/admin.grpc.pb.h"
@@ -73,10 +73,13 @@ absl::Status PrepareDevConfig(ServerConfig& config) {
   }
   absl::StatusOr<std::string> kek_hex = ReadOrCreate(Path("kek"), RandomHex(32));
   if (!kek_hex.ok()) return kek_hex.status();
-  std::string kek = absl::HexStringToBytes(*kek_hex);
-  config.kek = crypto::SecretBytes(absl::Span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(kek.data()), kek.size()));
-  crypto::SecureWipe(kek.data(), kek.size());
+  std::string kek_bytes = absl::HexStringToBytes(*kek_hex);
+  absl::StatusOr<Kek> kek = Kek::FromBytes(absl::Span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(kek_bytes.data()), kek_bytes.size()));
+  crypto::SecureWipe(kek_bytes.data(), kek_bytes.size());
+  crypto::SecureWipe(kek_hex->data(), kek_hex->size());
+  if (!kek.ok()) return kek.status();
+  config.kek = *std::move(kek);
   absl::StatusOr<std::string> admin =
       ReadOrCreate(Path("admin-token"), absl::StrCat("sbxadmin_", RandomHex(24)));
   if (!admin.ok()) return admin.status();

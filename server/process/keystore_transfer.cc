@@ -12,8 +12,8 @@ namespace {
 absl::StatusOr<std::unique_ptr<FileStorage>> FileOf(const ServerConfig& config) {
   FileStorageOptions options;
   options.data_dir = config.data_dir;
-  options.kek = config.kek.Clone();
-  options.previous_kek = config.previous_kek.Clone();
+  options.kek = CloneKek(config.kek);
+  options.previous_kek = CloneKek(config.previous_kek);
   return FileStorage::Create(std::move(options));
 }
 
@@ -21,8 +21,8 @@ absl::StatusOr<std::unique_ptr<etcd::EtcdStorage>> EtcdOf(const ServerConfig& co
   etcd::EtcdStorageOptions options;
   options.etcd = config.etcd;
   options.prefix = config.etcd_prefix;
-  options.kek = config.kek.Clone();
-  options.previous_kek = config.previous_kek.Clone();
+  options.kek = CloneKek(config.kek);
+  options.previous_kek = CloneKek(config.previous_kek);
   return etcd::EtcdStorage::Create(std::move(options));
 }
 

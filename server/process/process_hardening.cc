@@ -3,7 +3,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-#include "crypto/kernel/locked_memory.h"
+#include "crypto/secret/locked_memory.h"
 #include "server/log.h"
 
 namespace sealbox::server {

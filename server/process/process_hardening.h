@@ -20,7 +20,7 @@ CoreDumpReport DisableCoreDumps();
 void RaiseOpenFileLimit();
 
 // Logs one "process_hardening" line: what DisableCoreDumps did, and whether the
-// secret memory allocated so far (crypto/kernel/locked_memory.h) is locked in RAM
+// secret memory allocated so far (crypto/secret/locked_memory.h) is locked in RAM
 // ("memory_lock":"ok"), or not ("unavailable", a warning naming RLIMIT_MEMLOCK).
 void LogProcessHardening(const CoreDumpReport& core_dumps);
 

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "crypto/aes_gcm.h"
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/process/dev_mode.h"
 #include "server/process/flag_file.h"
 #include "server/process/keystore_transfer.h"
@@ -127,7 +127,7 @@ namespace sealbox::server {
 namespace {
 
 // Raw 32 bytes, or 64 hex digits with optional surrounding whitespace.
-absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
+absl::StatusOr<Kek> ParseKek(std::string text) {
   std::string stripped(absl::StripAsciiWhitespace(text));
   std::string raw;
   if (stripped.size() == 64 &&
@@ -136,15 +136,11 @@ absl::StatusOr<crypto::SecretBytes> ParseKek(std::string text) {
   } else {
     raw = text;
   }
-  crypto::SecretBytes kek(absl::Span<const uint8_t>(
+  absl::StatusOr<Kek> kek = Kek::FromBytes(absl::Span<const uint8_t>(
       reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
   crypto::SecureWipe(raw.data(), raw.size());
   crypto::SecureWipe(stripped.data(), stripped.size());
   crypto::SecureWipe(text.data(), text.size());
-  if (kek.size() != 32) {
-    return absl::InvalidArgumentError(
-        "the KEK must be 32 bytes, raw or as 64 hex digits");
-  }
   return kek;
 }
 
@@ -206,11 +202,11 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   if (!kek_file.empty()) {
     absl::StatusOr<std::string> text = ReadFlagFile(kek_file, "kek-file");
     if (!text.ok()) return text.status();
-    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
+    absl::StatusOr<Kek> kek = ParseKek(*std::move(text));
     if (!kek.ok()) return kek.status();
     config.kek = *std::move(kek);
   } else if (const char* env = std::getenv("SEALBOX_KEK")) {
-    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(env);
+    absl::StatusOr<Kek> kek = ParseKek(env);
     if (!kek.ok()) return kek.status();
     config.kek = *std::move(kek);
   } else {
@@ -222,7 +218,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   if (!previous_kek_file.empty()) {
     absl::StatusOr<std::string> text = ReadFlagFile(previous_kek_file, "previous-kek-file");
     if (!text.ok()) return text.status();
-    absl::StatusOr<crypto::SecretBytes> kek = ParseKek(*std::move(text));
+    absl::StatusOr<Kek> kek = ParseKek(*std::move(text));
     if (!kek.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--previous-kek-file: ", kek.status().message()));

@@ -153,16 +153,16 @@ absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig&
     etcd::EtcdStorageOptions options;
     options.etcd = config.etcd;
     options.prefix = config.etcd_prefix;
-    options.kek = config.kek.Clone();
-    options.previous_kek = config.previous_kek.Clone();
+    options.kek = CloneKek(config.kek);
+    options.previous_kek = CloneKek(config.previous_kek);
     auto storage = etcd::EtcdStorage::Create(std::move(options));
     if (!storage.ok()) return storage.status();
     return std::unique_ptr<KeystoreStorage>(*std::move(storage));
   }
   FileStorageOptions file;
   file.data_dir = config.data_dir;
-  file.kek = config.kek.Clone();
-  file.previous_kek = config.previous_kek.Clone();
+  file.kek = CloneKek(config.kek);
+  file.previous_kek = CloneKek(config.previous_kek);
   file.poll_interval = config.reload_interval;
   auto storage = FileStorage::Create(std::move(file));
   if (!storage.ok()) return storage.status();

@@ -22,14 +22,9 @@ absl::Status ServerConfig::Validate() const {
         "--data-dir and --etcd-endpoints name two keystores: give one (both only with "
         "--migrate-keystore or --export-keystore)");
   }
-  if (kek.size() != 32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the KEK must be 32 bytes (raw, or 64 hex digits); got ", kek.size(), " bytes"));
-  }
-  if (!previous_kek.empty() && previous_kek.size() != 32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the previous KEK must be 32 bytes (raw, or 64 hex digits); got ",
-        previous_kek.size(), " bytes"));
+  // A Kek's length was checked when it was made (Kek::FromBytes).
+  if (!kek.has_value()) {
+    return absl::InvalidArgumentError("no KEK: give --kek-file or set SEALBOX_KEK");
   }
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");

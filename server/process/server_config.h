@@ -2,14 +2,15 @@
 #define SEALBOX_SERVER_PROCESS_SERVER_CONFIG_H_
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "crypto/format/secret_bytes.h"
 #include "server/auth/auth_limiter.h"
 #include "server/crypto/crypto_limits.h"
 #include "server/keystore/etcd/etcd_client.h"
+#include "server/keystore/kek.h"
 
 namespace sealbox::server {
 
@@ -21,8 +22,8 @@ struct ServerConfig {
   std::string data_dir;
   etcd::EtcdOptions etcd;
   std::string etcd_prefix = "/sealbox/";
-  crypto::SecretBytes kek;       // 32 bytes
-  crypto::SecretBytes previous_kek;  // empty, or 32 bytes while the KEK is changed
+  std::optional<Kek> kek;           // required
+  std::optional<Kek> previous_kek;  // set only while the KEK is changed
   std::string admin_token;       // empty: admin plane unusable
   // TLS: PEM files, re-read every tls_reload_interval (server/process/tls_credentials.h).
   // Client CA set: clients must present a certificate it signed.

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/keystore_file.h"
 #include "tests/fuzz/fixtures.h"
 #include "tests/fuzz/fuzz_input.h"
@@ -28,8 +28,8 @@ void Check(bool condition) {
   if (!condition) std::abort();
 }
 
-const crypto::SecretBytes& Kek() {
-  static const auto* kek = new crypto::SecretBytes(absl::MakeConstSpan(kKek));
+const server::Kek& Kek() {
+  static const auto* kek = new server::Kek(*server::Kek::FromBytes(kKek));
   return *kek;
 }
 

@@ -186,7 +186,7 @@ server::KeystoreContents SampleKeystore(int tenants) {
 
 // keystore_open_fuzzer: mode | envelope (mode 0) or serialized KeystoreFile (mode 1).
 void Keystore(Writer w) {
-  const crypto::SecretBytes kek(absl::MakeConstSpan(kKek));
+  const server::Kek kek = *server::Kek::FromBytes(kKek);
   for (int tenants : {0, 1, 3}) {
     const server::KeystoreContents contents = SampleKeystore(tenants);
     const std::string name = std::to_string(tenants) + "_tenants";
@@ -196,7 +196,7 @@ void Keystore(Writer w) {
   Bytes damaged = Cat({{0}, Ok(server::SealKeystore(kek, SampleKeystore(1)))});
   damaged[1 + 70] ^= 0x80;
   w.Write("envelope_damaged", damaged);
-  const crypto::SecretBytes other_kek(Bytes(32, 0x11));
+  const server::Kek other_kek = *server::Kek::FromBytes(Bytes(32, 0x11));
   w.Write("envelope_other_kek", Cat({{0}, Ok(server::SealKeystore(other_kek, SampleKeystore(1)))}));
   w.Write("magic_only", Cat({{0}, Str("SBXKEYS\n")}));
   w.Write("empty", {});

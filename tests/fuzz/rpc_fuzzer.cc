@@ -132,7 +132,7 @@ Fixture& GetFixture() {
     server::ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.data_dir = TempDataDir();
-    config.kek = crypto::SecretBytes(absl::MakeConstSpan(kKek));
+    config.kek = *server::Kek::FromBytes(kKek);
     config.admin_token = kAdminToken;
     config.create_keystore = true;
     config.limits.max_unary_bytes = 64 * 1024;

@@ -17,8 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "crypto/format/secret_bytes.h"
 #include "crypto/format/stream.h"
+#include "crypto/secret/secret_bytes.h"
 #include "tests/fuzz/fixtures.h"
 #include "tests/fuzz/fuzz_input.h"
 

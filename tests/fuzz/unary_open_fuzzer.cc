@@ -12,6 +12,7 @@
 
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/byte_order/byte_order.h"
 #include "crypto/format/unary.h"
 #include "tests/fuzz/fixtures.h"
 #include "tests/fuzz/fuzz_input.h"
@@ -29,8 +30,7 @@ void Check(bool condition) {
 bool SealNonceCounter(absl::Span<const uint8_t> ciphertext, uint64_t* counter) {
   const uint8_t* nonce = ciphertext.data() + 1 + 4 + crypto::kEpochIdBytes;
   if (nonce[0] | nonce[1] | nonce[2] | nonce[3]) return false;
-  *counter = 0;
-  for (int i = 4; i < 12; ++i) *counter = *counter << 8 | nonce[i];
+  *counter = crypto::LoadBigEndian64(nonce + 4);
   return true;
 }
 

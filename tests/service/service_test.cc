@@ -66,7 +66,7 @@ class ServiceTest : public ::testing::Test {
     ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.data_dir = data_dir_;
-    config.kek = crypto::SecretBytes(32);
+    config.kek = *Kek::FromBytes(std::vector<uint8_t>(kKekBytes, 0));
     config.admin_token = kAdminToken;
     config.create_keystore = true;
     config.limits.max_unary_bytes = 64 * 1024;

@@ -104,7 +104,7 @@ class EtcdStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(
     EtcdStorageOptions options) {
-  if (absl::Status s = CheckKeks(options.kek, options.previous_kek); !s.ok()) return s;
+  if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
   if (options.prefix.empty()) return absl::InvalidArgumentError("the etcd prefix is empty");
   if (options.page_size < 1) options.page_size = 1;
   auto client = EtcdClient::Create(options.etcd);
@@ -132,16 +132,17 @@ absl::Status EtcdStorage::DifferentKek() const {
       absl::StrCat(Describe(), " was written with a different KEK"));
 }
 
-const crypto::SecretBytes& EtcdStorage::KekFor(absl::string_view value) const {
-  if (!options_.previous_kek.empty() && RecordWrittenWithKek(options_.previous_kek, value)) {
-    return options_.previous_kek;
+const Kek& EtcdStorage::KekFor(absl::string_view value) const {
+  if (options_.previous_kek.has_value() &&
+      RecordWrittenWithKek(*options_.previous_kek, value)) {
+    return *options_.previous_kek;
   }
-  return options_.kek;  // or neither: opening then says "a different KEK"
+  return *options_.kek;  // or neither: opening then says "a different KEK"
 }
 
 absl::StatusOr<std::string> EtcdStorage::Seal(const std::string& key,
                                               const internal::Record& record) const {
-  auto value = SealRecord(options_.kek, key, record);
+  auto value = SealRecord(*options_.kek, key, record);
   if (value.ok() && value->size() > kMaxValueBytes) {
     return absl::FailedPreconditionError(absl::StrCat(
         "etcd record ", key, " would be ", value->size(), " bytes, more than etcd takes (",
@@ -220,12 +221,12 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
     if (!marker->has_value()) return NoKeystore();
   }
   const std::string& value = (*marker)->value();
-  if (!RecordWrittenWithKek(options_.kek, value) &&
-      (options_.previous_kek.empty() ||
-       !RecordWrittenWithKek(options_.previous_kek, value))) {
+  if (!RecordWrittenWithKek(*options_.kek, value) &&
+      (!options_.previous_kek.has_value() ||
+       !RecordWrittenWithKek(*options_.previous_kek, value))) {
     return DifferentKek();
   }
-  if (options_.previous_kek.empty()) return false;
+  if (!options_.previous_kek.has_value()) return false;
   return Rewrap();
 }
 
@@ -258,7 +259,7 @@ absl::StatusOr<bool> EtcdStorage::Rewrap() {
       auto page = client_->Range(request);
       if (!page.ok()) return page.status();
       for (const mvccpb::KeyValue& kv : page->kvs()) {
-        if (!RecordWrittenWithKek(options_.previous_kek, kv.value())) continue;
+        if (!RecordWrittenWithKek(*options_.previous_kek, kv.value())) continue;
         const bool marker = layout_.IsMarker(kv.key());
         std::optional<RecordName> name = layout_.Parse(kv.key());
         if (!marker && !name.has_value()) continue;  // not ours

@@ -21,9 +21,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/etcd/layout.h"
+#include "server/keystore/kek.h"
 #include "server/keystore/storage.h"
 
 namespace sealbox::server::etcd {
@@ -31,18 +32,17 @@ namespace sealbox::server::etcd {
 struct EtcdStorageOptions {
   EtcdOptions etcd;
   std::string prefix = "/sealbox/";
-  crypto::SecretBytes kek;  // 32 bytes
-  // While the KEK is being changed: the one before it, or empty. Records still under
-  // it are read with it and, at Prepare, written again under `kek`.
-  crypto::SecretBytes previous_kek;
+  std::optional<Kek> kek;  // required
+  // While the KEK is being changed: the one before it. Records still under it are
+  // read with it and, at Prepare, written again under `kek`.
+  std::optional<Kek> previous_kek;
   // Records per Range page when loading.
   int page_size = 2000;
 };
 
 class EtcdStorage : public KeystoreStorage {
  public:
-  // INVALID_ARGUMENT for a KEK that is not 32 bytes, a bad endpoint or an empty
-  // prefix. Does not connect yet.
+  // INVALID_ARGUMENT for no KEK, a bad endpoint or an empty prefix. Does not connect yet.
   static absl::StatusOr<std::unique_ptr<EtcdStorage>> Create(EtcdStorageOptions options);
   ~EtcdStorage() override;
 
@@ -84,7 +84,7 @@ class EtcdStorage : public KeystoreStorage {
   // its etcd key names.
   absl::StatusOr<internal::Record> Decode(const mvccpb::KeyValue& kv,
                                           const std::optional<RecordName>& name) const;
-  const crypto::SecretBytes& KekFor(absl::string_view value) const;
+  const Kek& KekFor(absl::string_view value) const;
   absl::Status NoKeystore() const;
   absl::Status DifferentKek() const;
   absl::StatusOr<std::string> Seal(const std::string& key,

@@ -152,7 +152,7 @@ class EtcdStorageTest : public ::testing::Test {
   EtcdCluster* cluster_ = nullptr;
   std::unique_ptr<RawEtcd> raw_;
   std::string prefix_;
-  crypto::SecretBytes kek_ = RandomKek();
+  Kek kek_ = RandomKek();
 };
 
 TEST_F(EtcdStorageTest, OneEtcdKeyPerRecordAndNoMaterialInTheClear) {

@@ -38,10 +38,9 @@ bool HeaderLooksRight(absl::string_view value) {
 
 }  // namespace
 
-absl::StatusOr<std::string> SealRecord(const crypto::SecretBytes& kek,
+absl::StatusOr<std::string> SealRecord(const Kek& kek,
                                        absl::string_view etcd_key,
                                        const internal::Record& record) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   crypto::SecretBytes plaintext(record.ByteSizeLong());
   if (!record.SerializeToArray(plaintext.data(), plaintext.size())) {
     return absl::InternalError("serializing a keystore record failed");
@@ -69,15 +68,14 @@ absl::StatusOr<std::string> SealRecord(const crypto::SecretBytes& kek,
   return out;
 }
 
-bool RecordWrittenWithKek(const crypto::SecretBytes& kek, absl::string_view value) {
-  return CheckKek(kek).ok() && HeaderLooksRight(value) &&
+bool RecordWrittenWithKek(const Kek& kek, absl::string_view value) {
+  return HeaderLooksRight(value) &&
          FingerprintMatches(kek, Bytes(value) + kFingerprintAt);
 }
 
-absl::StatusOr<internal::Record> OpenRecord(const crypto::SecretBytes& kek,
+absl::StatusOr<internal::Record> OpenRecord(const Kek& kek,
                                             absl::string_view etcd_key,
                                             absl::string_view value) {
-  if (absl::Status s = CheckKek(kek); !s.ok()) return s;
   const absl::Status damaged = absl::DataLossError(absl::StrCat(
       "etcd record ", etcd_key, " is damaged, or was moved there from another name"));
   if (!HeaderLooksRight(value)) return damaged;

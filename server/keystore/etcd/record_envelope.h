@@ -19,15 +19,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 #include "sealbox/internal/keystore_record.pb.h"
+#include "server/keystore/kek.h"
 
 namespace sealbox::server::etcd {
 
 inline constexpr size_t kRecordHeaderBytes = 49;
 
-// Wraps `record` for the etcd key `etcd_key` under `kek` (32 bytes).
-absl::StatusOr<std::string> SealRecord(const crypto::SecretBytes& kek,
+// Wraps `record` for the etcd key `etcd_key` under `kek`.
+absl::StatusOr<std::string> SealRecord(const Kek& kek,
                                        absl::string_view etcd_key,
                                        const internal::Record& record);
 
@@ -35,12 +36,12 @@ absl::StatusOr<std::string> SealRecord(const crypto::SecretBytes& kek,
 // written with a different KEK"; DATA_LOSS "etcd record <key> is damaged, or was
 // moved there from another name" (truncated, bad magic, failed tag, unparsable).
 // Messages name the etcd key, never the content.
-absl::StatusOr<internal::Record> OpenRecord(const crypto::SecretBytes& kek,
+absl::StatusOr<internal::Record> OpenRecord(const Kek& kek,
                                             absl::string_view etcd_key,
                                             absl::string_view value);
 
 // Whether the value's header carries `kek`'s fingerprint (false when malformed).
-bool RecordWrittenWithKek(const crypto::SecretBytes& kek, absl::string_view value);
+bool RecordWrittenWithKek(const Kek& kek, absl::string_view value);
 
 }  // namespace sealbox::server::etcd
 

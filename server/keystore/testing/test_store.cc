@@ -1,5 +1,6 @@
 #include "server/keystore/testing/test_store.h"
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdlib.h>
 
@@ -24,11 +25,11 @@ class FileTestStore : public TestStore {
  public:
   std::string backend() const override { return "file"; }
   absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(
-      const crypto::SecretBytes& kek, const crypto::SecretBytes& previous_kek) override {
+      const Kek& kek, const Kek* previous_kek) override {
     FileStorageOptions options;
     options.data_dir = data_dir_;
     options.kek = kek.Clone();
-    options.previous_kek = previous_kek.Clone();
+    if (previous_kek != nullptr) options.previous_kek = previous_kek->Clone();
     auto storage = FileStorage::Create(std::move(options));
     if (!storage.ok()) return storage.status();
     return std::unique_ptr<KeystoreStorage>(*std::move(storage));
@@ -44,14 +45,14 @@ class EtcdTestStore : public TestStore {
  public:
   std::string backend() const override { return "etcd"; }
   absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(
-      const crypto::SecretBytes& kek, const crypto::SecretBytes& previous_kek) override {
+      const Kek& kek, const Kek* previous_kek) override {
     auto* cluster = SharedEtcd();
     if (cluster == nullptr) return absl::UnavailableError("etcd did not start");
     etcd::EtcdStorageOptions options;
     options.etcd.endpoints = cluster->endpoints();
     options.prefix = prefix_;
     options.kek = kek.Clone();
-    options.previous_kek = previous_kek.Clone();
+    if (previous_kek != nullptr) options.previous_kek = previous_kek->Clone();
     options.page_size = 7;  // small pages, so every test pages
     auto storage = etcd::EtcdStorage::Create(std::move(options));
     if (!storage.ok()) return storage.status();
@@ -80,9 +81,11 @@ EtcdCluster* SharedEtcd() {
   return cluster;
 }
 
-crypto::SecretBytes RandomKek() {
-  crypto::SecretBytes kek(32);
-  RAND_bytes(kek.data(), kek.size());
+Kek RandomKek() {
+  uint8_t bytes[kKekBytes];
+  RAND_bytes(bytes, sizeof(bytes));
+  Kek kek = *Kek::FromBytes(bytes);
+  OPENSSL_cleanse(bytes, sizeof(bytes));
   return kek;
 }
 
@@ -95,8 +98,7 @@ std::unique_ptr<TestStore> NewTestStore(const std::string& backend) {
 std::vector<std::string> AllBackends() { return {"file", "etcd"}; }
 
 absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(
-    TestStore& store, const crypto::SecretBytes& kek, bool create,
-    const crypto::SecretBytes& previous_kek) {
+    TestStore& store, const Kek& kek, bool create, const Kek* previous_kek) {
   auto storage = store.NewStorage(kek, previous_kek);
   if (!storage.ok()) return storage.status();
   KeystoreOpenOptions options;

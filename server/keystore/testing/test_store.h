@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "crypto/format/secret_bytes.h"
+#include "server/keystore/kek.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/storage.h"
 #include "server/keystore/testing/etcd_cluster.h"
 
 namespace sealbox::server::testing {
 
-crypto::SecretBytes RandomKek();
+Kek RandomKek();
 
 // The etcd server every etcd store of this test binary lives on, started on first
 // use; null if it could not start.
@@ -30,8 +30,7 @@ class TestStore {
   virtual std::string backend() const = 0;
   // A storage over this store, as one replica would open it.
   virtual absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(
-      const crypto::SecretBytes& kek,
-      const crypto::SecretBytes& previous_kek = crypto::SecretBytes()) = 0;
+      const Kek& kek, const Kek* previous_kek = nullptr) = 0;
 };
 
 // A fresh store of `backend` ("file" or "etcd").
@@ -42,8 +41,8 @@ std::vector<std::string> AllBackends();
 
 // Opens a keystore over a new storage of `store`.
 absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(
-    TestStore& store, const crypto::SecretBytes& kek, bool create = true,
-    const crypto::SecretBytes& previous_kek = crypto::SecretBytes());
+    TestStore& store, const Kek& kek, bool create = true,
+    const Kek* previous_kek = nullptr);
 
 }  // namespace sealbox::server::testing
 

@@ -1,16 +1,16 @@
-#ifndef SEALBOX_CRYPTO_FORMAT_SECRET_BYTES_H_
-#define SEALBOX_CRYPTO_FORMAT_SECRET_BYTES_H_
+#ifndef SEALBOX_CRYPTO_SECRET_SECRET_BYTES_H_
+#define SEALBOX_CRYPTO_SECRET_SECRET_BYTES_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/types/span.h"
-#include "crypto/kernel/locked_memory.h"
+#include "crypto/secret/locked_memory.h"
 
 namespace sealbox::crypto {
 
 // Bytes of key material: movable, not copyable by accident, wiped on destruction.
-// They live in secret memory (crypto/kernel/locked_memory.h): locked in RAM where the
+// They live in secret memory (crypto/secret/locked_memory.h): locked in RAM where the
 // OS allows, and never in a core dump.
 class SecretBytes {
  public:
@@ -40,4 +40,4 @@ class SecretBytes {
 
 }  // namespace sealbox::crypto
 
-#endif  // SEALBOX_CRYPTO_FORMAT_SECRET_BYTES_H_
+#endif  // SEALBOX_CRYPTO_SECRET_SECRET_BYTES_H_

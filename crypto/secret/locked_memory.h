@@ -6,8 +6,8 @@
 // the locked total is the peak of secrets held at once (rounded up to arenas).
 // When mlock fails (RLIMIT_MEMLOCK too low) the memory is still handed out, still
 // excluded from core dumps, and LockedMemoryStats() says how much is unlocked.
-#ifndef SEALBOX_CRYPTO_KERNEL_LOCKED_MEMORY_H_
-#define SEALBOX_CRYPTO_KERNEL_LOCKED_MEMORY_H_
+#ifndef SEALBOX_CRYPTO_SECRET_LOCKED_MEMORY_H_
+#define SEALBOX_CRYPTO_SECRET_LOCKED_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -46,4 +46,4 @@ struct SecretAllocator {
 
 }  // namespace sealbox::crypto
 
-#endif  // SEALBOX_CRYPTO_KERNEL_LOCKED_MEMORY_H_
+#endif  // SEALBOX_CRYPTO_SECRET_LOCKED_MEMORY_H_

@@ -1,4 +1,4 @@
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 #include <atomic>
 #include <cstring>

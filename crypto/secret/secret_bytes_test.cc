@@ -1,4 +1,4 @@
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-#ifndef SEALBOX_CRYPTO_KERNEL_SECURE_WIPE_H_
-#define SEALBOX_CRYPTO_KERNEL_SECURE_WIPE_H_
+#ifndef SEALBOX_CRYPTO_SECRET_SECURE_WIPE_H_
+#define SEALBOX_CRYPTO_SECRET_SECURE_WIPE_H_
 
 #include <cstddef>
 
@@ -18,4 +18,4 @@ void SetWipeObserverForTesting(WipeObserver observer);
 
 }  // namespace sealbox::crypto
 
-#endif  // SEALBOX_CRYPTO_KERNEL_SECURE_WIPE_H_
+#endif  // SEALBOX_CRYPTO_SECRET_SECURE_WIPE_H_

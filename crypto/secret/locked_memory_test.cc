@@ -1,4 +1,4 @@
-#include "crypto/kernel/locked_memory.h"
+#include "crypto/secret/locked_memory.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,8 +1,8 @@
-#include "crypto/format/secret_bytes.h"
+#include "crypto/secret/secret_bytes.h"
 
 #include <utility>
 
-#include "crypto/kernel/secure_wipe.h"
+#include "crypto/secret/secure_wipe.h"
 
 namespace sealbox::crypto {
 
