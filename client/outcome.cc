@@ -1,6 +1,7 @@
 #include "client/outcome.h"
 
 #include "absl/strings/str_cat.h"
+#include "proto/sealbox/v1/error_reason.h"
 
 namespace sealbox::client {
 
@@ -32,9 +33,10 @@ int ExitCodeFor(const grpc::Status& status) {
     case grpc::StatusCode::OK:
       return kExitOk;
     case grpc::StatusCode::INVALID_ARGUMENT:
-      // The server words every failed Open the same way, whatever went wrong.
-      return status.error_message() == "decryption failed" ? kExitDecryptionFailed
-                                                            : kExitError;
+      // Every failed Open is the same, whatever went wrong; the server marks it in
+      // the status details (data.proto, ErrorReason), not only in words.
+      return v1::HasReason(status, v1::DECRYPTION_FAILED) ? kExitDecryptionFailed
+                                                          : kExitError;
     case grpc::StatusCode::UNAUTHENTICATED:
     case grpc::StatusCode::PERMISSION_DENIED:
       return kExitAuth;

@@ -1,5 +1,7 @@
 #include "client/outcome.h"
 
+#include "proto/sealbox/v1/error_reason.h"
+
 #include "gtest/gtest.h"
 
 namespace sealbox::client {
@@ -21,10 +23,20 @@ TEST(ExitCodeForTest, EachStatusCodeHasItsDocumentedExitCode) {
 }
 
 TEST(ExitCodeForTest, OnlyTheServersDecryptionFailureIsExitThree) {
-  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed")),
+  EXPECT_EQ(ExitCodeFor(v1::StatusWithReason(grpc::StatusCode::INVALID_ARGUMENT,
+                                             "decryption failed", v1::DECRYPTION_FAILED)),
             3);
+  // The reason decides, not the words: the same message without it is an error.
+  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed")),
+            1);
   EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "aad too long")), 1);
-  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INTERNAL, "decryption failed")), 1);
+  EXPECT_EQ(ExitCodeFor(v1::StatusWithReason(grpc::StatusCode::INTERNAL, "x",
+                                             v1::DECRYPTION_FAILED)),
+            1);
+  // Details that are not a google.rpc.Status are ignored.
+  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed",
+                                     "\xff not a proto")),
+            1);
 }
 
 TEST(OutcomeTest, RpcNamesTheCallTheCodeAndTheServersMessage) {

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "crypto/decryption_failure.h"
+#include "proto/sealbox/v1/error_reason.h"
+
 namespace sealbox::server {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -11,7 +14,11 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   constexpr size_t kMaxMessageBytes = 512;
   std::string message(status.message().substr(0, kMaxMessageBytes));
   // absl and gRPC share the canonical code numbering.
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  if (crypto::IsDecryptionFailure(status)) {
+    return v1::StatusWithReason(code, message, v1::DECRYPTION_FAILED);
+  }
+  return grpc::Status(code, message);
 }
 
 }  // namespace sealbox::server

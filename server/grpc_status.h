@@ -7,7 +7,8 @@
 
 namespace sealbox::server {
 
-// Same code, message cut to a bounded length.
+// Same code, message cut to a bounded length; a decryption failure also carries its
+// reason in the details (data.proto, ErrorReason).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace sealbox::server

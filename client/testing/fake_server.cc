@@ -24,6 +24,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
+#include "proto/sealbox/v1/error_reason.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
 
@@ -35,7 +36,8 @@ constexpr size_t kUnaryLimit = 1 << 20;
 constexpr char kTrailer[] = "END!";
 
 grpc::Status DecryptionFailed() {
-  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed");
+  return v1::StatusWithReason(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed",
+                              v1::DECRYPTION_FAILED);
 }
 
 grpc::Status CheckToken(grpc::ServerContext* context, const std::string& want) {

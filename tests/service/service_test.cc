@@ -13,6 +13,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "proto/sealbox/v1/error_reason.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/process/server.h"
@@ -232,12 +233,15 @@ TEST_F(ServiceTest, TamperingIsOneUniformError) {
     grpc::Status status = Open("alpha", "default", ciphertext, "ctx", &opened);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(status.error_message(), "decryption failed");
+    // Marked for clients in the details too (data.proto, ErrorReason).
+    EXPECT_TRUE(v1::HasReason(status, v1::DECRYPTION_FAILED));
     EXPECT_TRUE(opened.plaintext().empty());
   }
   v1::OpenResponse opened;
   grpc::Status wrong_aad = Open("alpha", "default", sealed.ciphertext(), "other", &opened);
   EXPECT_EQ(wrong_aad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(wrong_aad.error_message(), "decryption failed");
+  EXPECT_TRUE(v1::HasReason(wrong_aad, v1::DECRYPTION_FAILED));
 }
 
 TEST_F(ServiceTest, TenantsAreIsolated) {
@@ -528,12 +532,15 @@ TEST_F(ServiceTest, StreamsThatEndEarly) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
     EXPECT_EQ(status.error_message(), "the stream ended before its start message")
         << method;
+    // Only a failed decryption carries the reason.
+    EXPECT_FALSE(v1::HasReason(status, v1::DECRYPTION_FAILED)) << method;
   }
 
   std::string opened;
   grpc::Status truncated = OpenStream("alpha", "", 100, &opened);
   EXPECT_EQ(truncated.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(truncated.error_message(), "decryption failed");
+  EXPECT_TRUE(v1::HasReason(truncated, v1::DECRYPTION_FAILED));
   EXPECT_TRUE(opened.empty());
 
   std::string empty_stream;
