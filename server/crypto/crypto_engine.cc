@@ -58,8 +58,8 @@ uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
 // Replicas learn of a rotation within milliseconds, but a client balancing over
 // them can seal on one and open on another within those milliseconds.
 const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
-                                    const std::string& key, uint32_t version,
-                                    std::shared_ptr<const Snapshot>& fresher) const {
+                                       const std::string& key, uint32_t version,
+                                       std::shared_ptr<const Snapshot>& fresher) const {
   const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (catch_up_ == nullptr ||
       (entry != nullptr &&
@@ -71,10 +71,10 @@ const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::stri
 }
 
 absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
-                                       const std::string& tenant,
-                                       const std::string& key,
-                                       absl::Span<const uint8_t> plaintext,
-                                       absl::Span<const uint8_t> aad) {
+                                          const std::string& tenant,
+                                          const std::string& key,
+                                          absl::Span<const uint8_t> plaintext,
+                                          absl::Span<const uint8_t> aad) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
       CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
@@ -102,10 +102,10 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
 }
 
 absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,
-                                       const std::string& tenant,
-                                       const std::string& key,
-                                       absl::Span<const uint8_t> ciphertext,
-                                       absl::Span<const uint8_t> aad) {
+                                          const std::string& tenant,
+                                          const std::string& key,
+                                          absl::Span<const uint8_t> ciphertext,
+                                          absl::Span<const uint8_t> aad) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
@@ -121,8 +121,8 @@ absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,
 }
 
 absl::StatusOr<Opened> CryptoEngine::OpenWith(const KeyEntry& entry,
-                                           absl::Span<const uint8_t> ciphertext,
-                                           absl::Span<const uint8_t> aad) {
+                                              absl::Span<const uint8_t> ciphertext,
+                                              absl::Span<const uint8_t> aad) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
@@ -134,10 +134,10 @@ absl::StatusOr<Opened> CryptoEngine::OpenWith(const KeyEntry& entry,
 }
 
 absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
-                                            const std::string& tenant,
-                                            const std::string& key,
-                                            absl::Span<const uint8_t> ciphertext,
-                                            absl::Span<const uint8_t> aad) {
+                                               const std::string& tenant,
+                                               const std::string& key,
+                                               absl::Span<const uint8_t> ciphertext,
+                                               absl::Span<const uint8_t> aad) {
   if (absl::Status s = RefuseStream(
           ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
@@ -200,8 +200,8 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
 }
 
 void CryptoEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
-                                              const std::string& tenant,
-                                              const std::string& key) {
+                                                 const std::string& tenant,
+                                                 const std::string& key) {
   if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
 }
 
