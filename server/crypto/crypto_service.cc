@@ -3,9 +3,8 @@
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/crypto_streams.h"
-#include "server/crypto/open_outcome.h"
+#include "server/crypto/call_outcome.h"
 #include "server/grpc_status.h"
-#include "server/log.h"
 
 namespace sealbox::server {
 namespace {
@@ -17,10 +16,7 @@ class UnaryCall {
       : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
 
   grpc::ServerUnaryReactor* Done(const absl::Status& status) {
-    metrics_->RecordOutcome(method_, status, started_);
-    if (absl::IsUnauthenticated(status)) {
-      Log("auth_failed", "warning").Add("method", method_).Add("peer", context_->peer());
-    }
+    RecordCallOutcome(method_, status, started_, context_->peer(), *metrics_);
     grpc::ServerUnaryReactor* reactor = context_->DefaultReactor();
     reactor->Finish(ToGrpcStatus(status));
     return reactor;

@@ -6,7 +6,7 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
-#include "server/crypto/open_outcome.h"
+#include "server/crypto/call_outcome.h"
 
 namespace sealbox::server {
 namespace {

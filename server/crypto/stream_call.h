@@ -25,6 +25,7 @@
 #include "grpcpp/support/server_callback.h"
 #include "sealbox/v1/data.pb.h"
 #include "server/crypto/admission.h"
+#include "server/crypto/call_outcome.h"
 #include "server/crypto/stream_watchdog.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -126,10 +127,7 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
       metrics_.CountStreamIdleTimeout();
       Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
     }
-    metrics_.RecordOutcome(method_, outcome_, started_);
-    if (absl::IsUnauthenticated(outcome_)) {
-      Log("auth_failed", "warning").Add("method", method_).Add("peer", peer_);
-    }
+    RecordCallOutcome(method_, outcome_, started_, peer_, metrics_);
     slots_.open.fetch_sub(1);
     metrics_.StreamEnded();
     delete this;
