@@ -121,8 +121,9 @@ class KeystoreStorage {
   virtual absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin() = 0;
 
   // Follows the store from just after `revision` (what Load returned), telling
-  // `listener` of every change from a thread of its own, until Stop. A backend that
-  // applies its own commits tells the listener before Commit returns.
+  // `listener` of every change from a thread of its own, until Stop (or the
+  // storage's destruction): the listener must outlive both. A backend that applies
+  // its own commits tells the listener before Commit returns.
   virtual void Follow(uint64_t revision, StorageListener* listener) = 0;
 
   // Brings the listener up to date with the store as it is now, before returning.

@@ -282,11 +282,11 @@ TEST_F(EtcdStorageTest, ImportRefusesANonEmptyPrefix) {
 
 TEST_F(EtcdStorageTest, ChangesArriveByWatchInCommitOrder) {
   auto a = OpenOrDie();
+  RecordingListener listener;  // before the storage: it must outlive the watch thread
   auto storage = EtcdStorage::Create(Options());
   ASSERT_TRUE(storage.ok());
   auto contents = (*storage)->Load();
   ASSERT_TRUE(contents.ok());
-  RecordingListener listener;
   (*storage)->Follow(contents->generation, &listener);
   ASSERT_TRUE(a->CreateTenant("acme").ok());
   ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
@@ -305,6 +305,7 @@ TEST_F(EtcdStorageTest, ChangesArriveByWatchInCommitOrder) {
 // one revision instead.
 TEST_F(EtcdStorageTest, ACompactedWatchReloadsEverything) {
   auto a = OpenOrDie();
+  RecordingListener listener;  // before the storage: it must outlive the watch thread
   auto storage = EtcdStorage::Create(Options());
   ASSERT_TRUE(storage.ok());
   auto contents = (*storage)->Load();
@@ -312,7 +313,6 @@ TEST_F(EtcdStorageTest, ACompactedWatchReloadsEverything) {
   ASSERT_TRUE(a->CreateTenant("acme").ok());
   ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   raw_->Compact(static_cast<int64_t>(a->snapshot()->generation()));
-  RecordingListener listener;
   (*storage)->Follow(contents->generation, &listener);
   ASSERT_TRUE(listener.WaitFor([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) {
     return !listener.reloads_.empty();
