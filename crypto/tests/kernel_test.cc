@@ -139,12 +139,13 @@ TEST_P(KernelTest, GhashMatchesReference) {
   }
 }
 
-// Every count to 34 (one to four groups of 8, two of 16, a run of 32, and every
-// tail), then each side of 48, 64 and 80 (three to five groups of 16).
+// Every count to 34 (one to four groups of 8, two of 16, one of 32, and every
+// tail), then each side of 48, 64 and 80 (three to five groups of 16) and of 96 and
+// 128 (three and four groups of 32).
 std::vector<size_t> BlockCounts() {
   std::vector<size_t> counts;
   for (size_t n = 0; n <= 34; ++n) counts.push_back(n);
-  for (size_t n : {47, 48, 49, 63, 64, 65, 79, 80}) counts.push_back(n);
+  for (size_t n : {47, 48, 49, 63, 64, 65, 79, 80, 95, 96, 97, 127, 128, 129}) counts.push_back(n);
   return counts;
 }
 
