@@ -16,6 +16,9 @@
 // the repetitions of all rows in random order (so that a slow spell of this shared
 // machine hits ours and OpenSSL's rows alike), and reports medians: every row on
 // x86-64 takes about two minutes on two cores. --benchmark_filter narrows it.
+//
+// The last line (summary.h) is the worst ratio of the implementation dispatch picks on
+// this CPU, over the rows that ran, beside the OpenSSL this run loaded.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +39,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/bench/summary.h"
 #include "crypto/dispatch/cpu_features.h"
 #include "crypto/dispatch/dispatch.h"
 
@@ -51,6 +56,8 @@ constexpr char kOpenSsl[] = "openssl";
 constexpr int kKeyBits[] = {128, 256};
 constexpr size_t kMessageBytes[] = {16,   64,   256,   512,   1024,
                                     2048, 4096, 8192, 16384, size_t{1} << 20};
+// Seal and Open at each key and message size.
+constexpr size_t kRatiosInFullRun = 2 * std::size(kKeyBits) * std::size(kMessageBytes);
 constexpr size_t kTagBytes = 16;
 constexpr char kDefaultMinTime[] = "--benchmark_min_time=0.05";
 constexpr char kDefaultRepetitions[] = "--benchmark_repetitions=5";
@@ -249,6 +256,23 @@ class RatioReporter : public benchmark::BenchmarkReporter {
     if (rows == 0) std::fprintf(out, "(no sealbox rows ran)\n");
   }
 
+  // Every ratio of `implementation` to OpenSSL whose two rows both ran.
+  std::vector<bench::MeasuredRatio> Ratios(const std::string& implementation) const {
+    std::vector<bench::MeasuredRatio> ratios;
+    for (Op op : {Op::kSeal, Op::kOpen}) {
+      for (int bits : kKeyBits) {
+        for (size_t size : kMessageBytes) {
+          const std::string b = absl::StrCat(bits), n = absl::StrCat(size);
+          const double ours = Rate(OpName(op), implementation, b, n);
+          const double reference = Rate(OpName(op), kOpenSsl, b, n);
+          if (ours < 0 || reference <= 0) continue;
+          ratios.push_back({OpName(op), bits, size, ours / reference});
+        }
+      }
+    }
+    return ratios;
+  }
+
  private:
   struct Sample {
     std::vector<double> values;   // one per repetition
@@ -287,6 +311,12 @@ class RatioReporter : public benchmark::BenchmarkReporter {
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   std::map<Key, Sample> rates_;
 };
+
+// "openssl-3.5": the library loaded at run time, which tools/dev swaps under the
+// same binary, so not the headers' OPENSSL_VERSION_MAJOR and _MINOR.
+std::string OpenSslName() {
+  return absl::StrCat("openssl-", OPENSSL_version_major(), ".", OPENSSL_version_minor());
+}
 
 bool HasFlag(const std::vector<char*>& args, const char* prefix) {
   for (size_t i = 1; i < args.size(); ++i) {
@@ -361,7 +391,15 @@ int Main(int argc, char** argv) {
   RatioReporter reporter(FormatReporter(args, &console));
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::fflush(stdout);
-  reporter.PrintTable(console ? stdout : stderr, implementations);
+  std::FILE* out = console ? stdout : stderr;
+  reporter.PrintTable(out, implementations);
+  // What a key gets here by default (SEALBOX_CRYPTO_IMPL aside).
+  const std::string dispatched = BestKernel(GetCpuFeatures()).name;
+  std::fprintf(out, "\n%s\n",
+               bench::CryptoSummaryLine(dispatched, OpenSslName(),
+                                        reporter.Ratios(dispatched),
+                                        kRatiosInFullRun)
+                   .c_str());
   benchmark::Shutdown();
   return 0;
 }

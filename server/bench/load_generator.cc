@@ -7,6 +7,7 @@
 //   streams   EchoStream | SealStream | OpenStream of --stream_bytes: MB/s and ratios
 //   memory    the server's VmRSS before, at the peak of and after each stream, and
 //             its VmHWM (peak RSS) over the whole run (needs --server_pid)
+//   summary   a last line of the figures runs are compared by (summary.h)
 //
 // Echo moves the same bytes with no crypto, auth or metrics, so each ratio is the
 // share of the transport's own rate that the data plane keeps. It starts nothing
@@ -23,8 +24,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -47,6 +50,7 @@
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/bench/stats.h"
+#include "server/bench/summary.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
           "host:port of a sealbox-bench-server (sealbox-server plus Echo).");
@@ -499,6 +503,20 @@ std::string Ratio(double a, double b) {
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
+// The median over the concurrencies run of one unary size's ratios to Echo.
+std::optional<double> MedianRatio(const std::map<int64_t, std::vector<double>>& by_size,
+                                  int64_t size) {
+  auto it = by_size.find(size);
+  if (it == by_size.end()) return std::nullopt;
+  return server::bench::Median(it->second);
+}
+
+std::optional<double> RatioAt(const std::map<int64_t, double>& by_size, int64_t size) {
+  auto it = by_size.find(size);
+  if (it == by_size.end()) return std::nullopt;
+  return it->second;
+}
+
 int Run() {
   const std::string address = absl::GetFlag(FLAGS_server);
   const int server_pid = absl::GetFlag(FLAGS_server_pid);
@@ -560,6 +578,8 @@ int Run() {
 
   // Seal/Echo at 1 KiB for each concurrency, for the targets.
   std::vector<std::pair<int64_t, double>> seal_1k_ratios;
+  // Seal/Echo and Open/Echo of each size, one per concurrency, for the summary.
+  std::map<int64_t, std::vector<double>> unary_seal_ratios, unary_open_ratios;
   for (int64_t size : unary_sizes) {
     const std::string data = RandomBytes(size);
     // A ciphertext for Open, sealed once.
@@ -627,10 +647,11 @@ int Run() {
           return fail("Open", s);
         }
       }
-      if (size == 1024) {
-        seal_1k_ratios.push_back(
-            {concurrency, seal.requests_per_second() / echo.requests_per_second()});
-      }
+      const double seal_ratio = seal.requests_per_second() / echo.requests_per_second();
+      const double open_ratio = open.requests_per_second() / echo.requests_per_second();
+      if (size == 1024) seal_1k_ratios.push_back({concurrency, seal_ratio});
+      unary_seal_ratios[size].push_back(seal_ratio);
+      unary_open_ratios[size].push_back(open_ratio);
       std::printf(
           "%-7s %4lld | %9.0f %7.0f %7.0f | %9.0f %7.0f %7.0f %9s | %9.0f %7.0f "
           "%7.0f %9s\n",
@@ -656,6 +677,7 @@ int Run() {
   std::fflush(stdout);
   Streams streams(channel, *token, server_pid, stream_bytes);
   double worst_seal_ratio = 1e9, worst_open_ratio = 1e9;
+  std::map<int64_t, double> stream_seal_ratios;  // by message size
   int64_t worst_growth_kib = 0;
   auto rss = [](const RssDuring& r) {
     return absl::StrFormat("%.1f > %.1f > %.1f", r.before_kib / 1024.0,
@@ -668,8 +690,8 @@ int Run() {
     if (!seal.ok()) return fail("SealStream", seal.status());
     absl::StatusOr<StreamResult> open = streams.OpenStream(size);
     if (!open.ok()) return fail("OpenStream", open.status());
-    worst_seal_ratio =
-        std::min(worst_seal_ratio, seal->mb_per_second / echo->mb_per_second);
+    stream_seal_ratios[size] = seal->mb_per_second / echo->mb_per_second;
+    worst_seal_ratio = std::min(worst_seal_ratio, stream_seal_ratios[size]);
     worst_open_ratio =
         std::min(worst_open_ratio, open->mb_per_second / echo->mb_per_second);
     for (const StreamResult* r : {&*echo, &*seal, &*open}) {
@@ -710,6 +732,17 @@ int Run() {
   } else {
     std::printf("  server RSS: not measured (give --server_pid)\n");
   }
+
+  server::bench::ServiceFigures figures;
+  figures.unary_1k_seal = MedianRatio(unary_seal_ratios, 1024);
+  figures.unary_64k_seal = MedianRatio(unary_seal_ratios, 65536);
+  figures.stream_64k_seal = RatioAt(stream_seal_ratios, 65536);
+  figures.stream_1m_seal = RatioAt(stream_seal_ratios, 1 << 20);
+  figures.unary_1k_open = MedianRatio(unary_open_ratios, 1024);
+  if (server_pid != 0 && !message_sizes.empty()) {
+    figures.rss_growth_mib = worst_growth_kib / 1024.0;
+  }
+  std::printf("\n%s\n", server::bench::ServiceSummaryLine(figures).c_str());
   return 0;
 }
 
