@@ -15,8 +15,10 @@ inline absl::Span<const uint8_t> AsBytes(const std::string& s) {
   return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
+// One memcpy: the iterator constructor would convert byte by byte (7% of a unary
+// 64 KiB Seal's server time in a profile).
 inline std::string AsString(const std::vector<uint8_t>& bytes) {
-  return std::string(bytes.begin(), bytes.end());
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 // Overwrites a protobuf bytes field that held plaintext before it is freed.

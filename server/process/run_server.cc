@@ -1,6 +1,5 @@
 // sealbox-server: flags in, SealboxServer out (RunServer, run_server.h). Everything
 // else lives in server.cc.
-#include <malloc.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -18,11 +17,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/process/dev_mode.h"
 #include "server/process/flag_file.h"
 #include "server/process/keystore_transfer.h"
+#include "server/process/malloc_tuning.h"
 #include "server/log.h"
 #include "server/process/process_hardening.h"
 #include "server/process/run_server.h"
@@ -277,10 +278,12 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
   // Before any secret is read: no core dump may hold one.
   const CoreDumpReport core_dumps = DisableCoreDumps();
   RaiseOpenFileLimit();
-  // glibc gives each busy thread its own malloc arena; gRPC's many threads then hold
-  // tens of MiB of freed stream buffers each. Two arenas keep the server's memory
-  // flat during long streams (docs/PERFORMANCE.md) at no measurable cost here.
-  mallopt(M_ARENA_MAX, 2);
+  TuneMalloc();
+  // absl::Mutex checks lock order against one process-wide graph, under a global
+  // lock, on every acquisition unless told not to (Debian's absl has the check on):
+  // 1-2% of a unary call's server time, and a point where threads queue. Tests keep
+  // the check; the server does not pay for it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   // SIGTERM and SIGINT are taken synchronously by this thread (sigwait below), so
   // block them before any other thread starts.
