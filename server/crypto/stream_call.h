@@ -1,9 +1,11 @@
 // The protocol every streaming Crypto call follows, whatever its messages mean: read
 // a message, answer with whatever output it completed (in slices of at most
-// kMaxResponseChunk), and only then read the next. One message in flight each way
-// keeps memory bounded by a chunk and a segment, however long the stream. The first
-// message must be `start`; the caller is admitted on it. A StreamHandler says what
-// the messages mean (crypto_streams.cc has SealStream's and OpenStream's).
+// kMaxResponseChunk), and meanwhile read the next, which waits until that answer is
+// written. One message in flight each way keeps memory bounded by a message, a
+// chunk and a segment, however long the stream; reading while writing keeps the
+// transport busy both ways. The first message must be `start`; the caller is
+// admitted on it. A StreamHandler says what the messages mean (crypto_streams.cc has
+// SealStream's and OpenStream's).
 #ifndef SEALBOX_SERVER_CRYPTO_STREAM_CALL_H_
 #define SEALBOX_SERVER_CRYPTO_STREAM_CALL_H_
 
@@ -18,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "crypto/secret/secure_wipe.h"
@@ -87,47 +90,51 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
   // Output may be plaintext: wiped whichever way the call ends.
   ~StreamCall() override { crypto::SecureWipe(out_.data(), out_.size()); }
 
+  // gRPC may run this and OnWriteDone at the same time, on different threads.
   void OnReadDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
     if (ok) slots_.watchdog.Touch(watch_id_);
-    out_.clear();
-    sent_ = 0;
-    if (!ok) {  // the client half-closed, or went away
-      // A cancelled call is not a truncated stream: nothing to finish or count.
-      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
-      if (!begun_) {
-        return Fail(
-            absl::InvalidArgumentError("the stream ended before its start message"));
-      }
-      if (absl::Status s = handler_->End(out_); !s.ok()) return Fail(s);
-      finishing_ = true;
-      if (out_.empty()) return this->Finish(grpc::Status::OK);
-      return Send();
+    if (writing_) {  // the previous answer is still going out: this message waits
+      parked_ = true;
+      parked_ok_ = ok;
+      return;
     }
-    absl::Status status = begun_ ? NextMessage() : FirstMessage();
-    if (!status.ok()) return Fail(status);
-    if (out_.empty()) return this->StartRead(&request_);
-    Send();
+    Process(ok);
   }
 
   void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
     handler_->Sent(response_);
+    if (finished_) return;
     if (!ok) return Fail(absl::CancelledError("client stopped reading"));
     slots_.watchdog.Touch(watch_id_);
     if (sent_ < out_.size()) return Send();
     crypto::SecureWipe(out_.data(), out_.size());
-    if (finishing_) return this->Finish(grpc::Status::OK);
-    this->StartRead(&request_);
+    out_.clear();
+    sent_ = 0;
+    if (finishing_) return FinishOk();
+    if (parked_) {
+      parked_ = false;
+      Process(parked_ok_);
+    }
+    // Otherwise the next message is still being read; OnReadDone takes it.
   }
 
+  // After every operation has ended: nothing else runs any more.
   void OnDone() override {
-    if (slots_.watchdog.Forget(watch_id_)) {
-      outcome_ = absl::DeadlineExceededError(
-          absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
-                       " (--stream-idle-seconds)"));
-      metrics_.CountStreamIdleTimeout();
-      Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+    {
+      absl::MutexLock lock(&mu_);  // released before the object goes
+      if (slots_.watchdog.Forget(watch_id_)) {
+        outcome_ = absl::DeadlineExceededError(absl::StrCat(
+            "no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
+            " (--stream-idle-seconds)"));
+        metrics_.CountStreamIdleTimeout();
+        Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+      }
+      RecordCallOutcome(method_, outcome_, started_, peer_, metrics_);
     }
-    RecordCallOutcome(method_, outcome_, started_, peer_, metrics_);
     slots_.open.fetch_sub(1);
     metrics_.StreamEnded();
     delete this;
@@ -149,12 +156,36 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
   void Begin() {
     metrics_.StreamStarted();
     peer_ = context_->peer();  // a cancelled call no longer knows it
+    absl::MutexLock lock(&mu_);
     if (slots_.open.fetch_add(1) >= slots_.max_open) {
       return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
     }
     watch_id_ = slots_.watchdog.Watch(context_);
-    this->StartRead(&request_);
+    Read();
   }
+
+  // The message in request_ (or the end of the client's half, `ok` false), with no
+  // answer being written.
+  void Process(bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!ok) {  // the client half-closed, or went away
+      // A cancelled call is not a truncated stream: nothing to finish or count.
+      if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
+      if (!begun_) {
+        return Fail(
+            absl::InvalidArgumentError("the stream ended before its start message"));
+      }
+      if (absl::Status s = handler_->End(out_); !s.ok()) return Fail(s);
+      finishing_ = true;
+      if (out_.empty()) return FinishOk();
+      return Send();
+    }
+    absl::Status status = begun_ ? NextMessage() : FirstMessage();
+    if (!status.ok()) return Fail(status);
+    if (!out_.empty()) Send();
+    Read();  // the handler is done with request_: it may take the next message
+  }
+
+  void Read() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { this->StartRead(&request_); }
 
   absl::Status FirstMessage() {
     if (!request_.has_start()) {
@@ -177,14 +208,22 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
   }
 
   // Sends the next slice of out_; OnWriteDone sends the rest.
-  void Send() {
+  void Send() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
     handler_->Fill(out_.data() + sent_, n, response_);
     sent_ += n;
+    writing_ = true;
     this->StartWrite(&response_);
   }
 
-  void Fail(const absl::Status& status) {
+  // Called with no write outstanding; a read may be (gRPC ends it, not ok).
+  void FinishOk() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    finished_ = true;
+    this->Finish(grpc::Status::OK);
+  }
+
+  void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    finished_ = true;
     outcome_ = status;
     handler_->Failed(status);
     this->Finish(ToGrpcStatus(status));
@@ -197,15 +236,20 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
   Metrics& metrics_;
   const std::unique_ptr<Handler> handler_;
   const absl::Time started_;
-  absl::Status outcome_;
-  Request request_;
-  Response response_;
-  std::vector<uint8_t> out_;  // output not yet sent
-  size_t sent_ = 0;           // how much of out_ has been sent
-  bool begun_ = false;
-  bool finishing_ = false;
   uint64_t watch_id_ = 0;
   std::string peer_;
+  absl::Mutex mu_;
+  absl::Status outcome_ ABSL_GUARDED_BY(mu_);
+  Request request_ ABSL_GUARDED_BY(mu_);
+  Response response_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint8_t> out_ ABSL_GUARDED_BY(mu_);  // output not yet sent
+  size_t sent_ ABSL_GUARDED_BY(mu_) = 0;           // how much of out_ has been sent
+  bool begun_ ABSL_GUARDED_BY(mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // the last answer is going out
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;   // Finish was called
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;    // a StartWrite is outstanding
+  bool parked_ ABSL_GUARDED_BY(mu_) = false;     // a read done, waiting for the write
+  bool parked_ok_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sealbox::server
