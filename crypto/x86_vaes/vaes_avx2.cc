@@ -1,12 +1,12 @@
 // The x86_vaes_avx2 kernel's bulk loops: the 512-bit kernel's plan (vaes_avx512.cc)
 // on 256-bit vectors for CPUs without usable AVX-512. Sixteen blocks (eight vectors
-// of two) per iteration: on the cores we measured (docs/PERFORMANCE.md) VAESENC ymm
+// of two) per iteration: on AMD Zen 5 (measured with instruction chains) VAESENC ymm
 // has a latency of about 4 cycles and issues twice per cycle, so eight independent
 // vectors are needed to keep the AES units busy; four left them idle half the time.
-// VPCLMULQDQ ymm issues only once per 2 cycles, so GHASH, not AES, bounds this
-// loop: Karatsuba's three multiplies per block instead of four (Schedule::
-// h_karatsuba), and one reduction per run of two groups (x86::GhashStep), the 32
-// powers the schedule keeps. The eight AES states, three product accumulators and
+// VPCLMULQDQ ymm (latency 5) issues only once per 2 cycles there, so GHASH, not
+// AES, bounds this loop: Karatsuba's three multiplies per vector instead of four
+// (Schedule::h_karatsuba), and one reduction per run of two groups
+// (x86::GhashStep), the 32 powers the schedule keeps. The eight AES states, three product accumulators and
 // the block being hashed fill the sixteen YMM registers, so round keys, powers and
 // the hashed ciphertext are memory operands (L1 loads, which have ports to spare).
 // Tails of up to 15 blocks run two blocks to a vector as well. Key expansion,
