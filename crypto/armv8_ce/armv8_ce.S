@@ -971,8 +971,9 @@ acc_m	.req	v16
 acc_m_q	.req	q16
 acc_m_d	.req	d16
 	cbz	nblk, .Lseal_ret
-// AAPCS64: the low halves of v8-v15 are callee-saved.
-	stp	d8, d9, [sp, #-64]!
+// AAPCS64: the low halves of v8-v15 are callee-saved. Above them, the
+// counter buffer (CTR_BUF).
+	stp	d8, d9, [sp, #-320]!
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	stp	d14, d15, [sp, #48]
@@ -1284,35 +1285,31 @@ pt_q	.req	q11
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -1565,35 +1562,31 @@ pt_q	.req	q11
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -1601,40 +1594,107 @@ pt_q	.req	q11
 	b.eq	.Lseal_256_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal256_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal256_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -1949,72 +2009,69 @@ sealbox_armv8_ce_seal256_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #6
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -2334,35 +2391,31 @@ sealbox_armv8_ce_seal256_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -2822,35 +2875,31 @@ sealbox_armv8_ce_seal256_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -3091,19 +3140,17 @@ sealbox_armv8_ce_seal256_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -3531,35 +3578,31 @@ pt_q	.req	q17
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -3780,35 +3823,31 @@ pt_q	.req	q17
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -3816,40 +3855,107 @@ pt_q	.req	q17
 	b.eq	.Lseal_192_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal192_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal192_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -4132,72 +4238,69 @@ sealbox_armv8_ce_seal192_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #4
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -4485,35 +4588,31 @@ sealbox_armv8_ce_seal192_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -4941,35 +5040,31 @@ sealbox_armv8_ce_seal192_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -5194,19 +5289,17 @@ sealbox_armv8_ce_seal192_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -5593,35 +5686,31 @@ pt_q	.req	q17
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -5810,35 +5899,31 @@ pt_q	.req	q17
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -5846,40 +5931,107 @@ pt_q	.req	q17
 	b.eq	.Lseal_128_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal128_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal128_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -6130,78 +6282,75 @@ sealbox_armv8_ce_seal128_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #3
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #300]
 	// high products
 	ldr	hk_q, [htab, #192]
 	pmull	pr0.1q, gA.1d, hk.1d
 	pmull2	pr1.1q, gA.2d, hk.2d
 	eor	acc_h.16b, acc_h.16b, pr0.16b
 	eor	acc_h.16b, acc_h.16b, pr1.16b
-	add	ctr_be, ctr, #7
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -6451,35 +6600,31 @@ sealbox_armv8_ce_seal128_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -6875,35 +7020,31 @@ sealbox_armv8_ce_seal128_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -7112,19 +7253,17 @@ sealbox_armv8_ce_seal128_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
@@ -7288,7 +7427,7 @@ sealbox_armv8_ce_seal128_loop_end:
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
 	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
+	ldp	d8, d9, [sp], #320
 .Lseal_ret:
 	ret
 	.unreq	ks
@@ -7385,8 +7524,9 @@ acc_m	.req	v16
 acc_m_q	.req	q16
 acc_m_d	.req	d16
 	cbz	nblk, .Lopen_ret
-// AAPCS64: the low halves of v8-v15 are callee-saved.
-	stp	d8, d9, [sp, #-64]!
+// AAPCS64: the low halves of v8-v15 are callee-saved. Above them, the
+// counter buffer (CTR_BUF).
+	stp	d8, d9, [sp, #-320]!
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	stp	d14, d15, [sp, #48]
@@ -7447,40 +7587,107 @@ pt_q	.req	q11
 	cbz	ngrp, .Lopen_256_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open256_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open256_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -7795,72 +8002,69 @@ sealbox_armv8_ce_open256_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #6
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -8180,35 +8384,31 @@ sealbox_armv8_ce_open256_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -8576,35 +8776,31 @@ sealbox_armv8_ce_open256_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_256_tail4:
@@ -8799,19 +8995,17 @@ sealbox_armv8_ce_open256_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk14.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_256_tail1:
@@ -8959,40 +9153,107 @@ pt_q	.req	q17
 	cbz	ngrp, .Lopen_192_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open192_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open192_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -9275,72 +9536,69 @@ sealbox_armv8_ce_open192_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #4
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -9628,35 +9886,31 @@ sealbox_armv8_ce_open192_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -9992,35 +10246,31 @@ sealbox_armv8_ce_open192_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_192_tail4:
@@ -10199,19 +10449,17 @@ sealbox_armv8_ce_open192_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk12.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_192_tail1:
@@ -10350,40 +10598,107 @@ pt_q	.req	q17
 	cbz	ngrp, .Lopen_128_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open128_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open128_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -10634,78 +10949,75 @@ sealbox_armv8_ce_open128_loop:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
 	// GHASH: two blocks (for H^8, H^7): gA = high halves, gB = low
 	ld2	{gA.2d, gB.2d}, [gsrc], #32
 	rev64	gA.16b, gA.16b
 	rev64	gB.16b, gB.16b
 	eor	gC.16b, gA.16b, gB.16b
-	add	ctr_be, ctr, #3
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #300]
 	// high products
 	ldr	hk_q, [htab, #192]
 	pmull	pr0.1q, gA.1d, hk.1d
 	pmull2	pr1.1q, gA.2d, hk.2d
 	eor	acc_h.16b, acc_h.16b, pr0.16b
 	eor	acc_h.16b, acc_h.16b, pr1.16b
-	add	ctr_be, ctr, #7
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -10955,35 +11267,31 @@ sealbox_armv8_ce_open128_loop:
 	ldr	pt_q, [in_p, #128]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	subs	ngrp, ngrp, #1
@@ -11287,35 +11595,31 @@ sealbox_armv8_ce_open128_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk4.16b, blk4.16b, pt.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk5.16b, blk5.16b, pt.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk6.16b, blk6.16b, pt.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk7.16b, blk7.16b, pt.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_128_tail4:
@@ -11478,19 +11782,17 @@ sealbox_armv8_ce_open128_loop_end:
 	ldr	pt_q, [in_p, #0]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk0.16b, blk0.16b, pt.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk1.16b, blk1.16b, pt.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk2.16b, blk2.16b, pt.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor	pt.16b, pt.16b, rk10.16b
 	eor	blk3.16b, blk3.16b, pt.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_128_tail1:
@@ -11593,7 +11895,7 @@ sealbox_armv8_ce_open128_loop_end:
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
 	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
+	ldp	d8, d9, [sp], #320
 .Lopen_ret:
 	ret
 	.unreq	ks
@@ -11690,8 +11992,9 @@ acc_m	.req	v16
 acc_m_q	.req	q16
 acc_m_d	.req	d16
 	cbz	nblk, .Lseal_eor3_ret
-// AAPCS64: the low halves of v8-v15 are callee-saved.
-	stp	d8, d9, [sp, #-64]!
+// AAPCS64: the low halves of v8-v15 are callee-saved. Above them, the
+// counter buffer (CTR_BUF).
+	stp	d8, d9, [sp, #-320]!
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	stp	d14, d15, [sp, #48]
@@ -12002,28 +12305,24 @@ pt_q	.req	q11
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -12275,28 +12574,24 @@ pt_q	.req	q11
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -12304,40 +12599,107 @@ pt_q	.req	q11
 	b.eq	.Lseal_eor3_256_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal256_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal256_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -12649,52 +13011,49 @@ sealbox_armv8_ce_seal256_eor3_loop:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -12702,14 +13061,14 @@ sealbox_armv8_ce_seal256_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #6
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -13020,28 +13379,24 @@ sealbox_armv8_ce_seal256_eor3_loop:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -13493,28 +13848,24 @@ sealbox_armv8_ce_seal256_eor3_loop_end:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -13750,16 +14101,14 @@ sealbox_armv8_ce_seal256_eor3_loop_end:
 	aese	blk3.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -14181,28 +14530,24 @@ pt_q	.req	q17
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -14422,28 +14767,24 @@ pt_q	.req	q17
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -14451,40 +14792,107 @@ pt_q	.req	q17
 	b.eq	.Lseal_eor3_192_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal192_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal192_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -14764,44 +15172,41 @@ sealbox_armv8_ce_seal192_eor3_loop:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -14809,22 +15214,22 @@ sealbox_armv8_ce_seal192_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #4
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -15103,28 +15508,24 @@ sealbox_armv8_ce_seal192_eor3_loop:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -15544,28 +15945,24 @@ sealbox_armv8_ce_seal192_eor3_loop_end:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -15785,16 +16182,14 @@ sealbox_armv8_ce_seal192_eor3_loop_end:
 	aese	blk3.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -16175,28 +16570,24 @@ pt_q	.req	q17
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	// counter blocks: the caller's block, low word replaced
 	rev	ctr_be, ctr
 	ldr	blk0_q, [ctr_p]
@@ -16384,28 +16775,24 @@ pt_q	.req	q17
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	sub	gsrc, out_p, #256
@@ -16413,40 +16800,107 @@ pt_q	.req	q17
 	b.eq	.Lseal_eor3_128_last
 // Main loop: AES of sixteen blocks, GHASH of the sixteen before them
 // (their ciphertext, read back from out).
-	.p2align	6
-sealbox_armv8_ce_seal128_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_seal128_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -16694,40 +17148,37 @@ sealbox_armv8_ce_seal128_eor3_loop:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -16735,31 +17186,31 @@ sealbox_armv8_ce_seal128_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #3
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #300]
 	// high products
 	ldr	hk_q, [htab, #192]
 	pmull	pr0.1q, gC.1d, hk.1d
 	pmull2	pr1.1q, gC.2d, hk.2d
 	eor3	acc_h.16b, acc_h.16b, pr0.16b, pr1.16b
-	add	ctr_be, ctr, #7
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -17001,28 +17452,24 @@ sealbox_armv8_ce_seal128_eor3_loop:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -17410,28 +17857,24 @@ sealbox_armv8_ce_seal128_eor3_loop_end:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -17635,16 +18078,14 @@ sealbox_armv8_ce_seal128_eor3_loop_end:
 	aese	blk3.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	mov	gsrc, out_p
 	// GHASH: two blocks (for H^4, H^3): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #0]
@@ -17803,7 +18244,7 @@ sealbox_armv8_ce_seal128_eor3_loop_end:
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
 	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
+	ldp	d8, d9, [sp], #320
 .Lseal_eor3_ret:
 	ret
 	.unreq	ks
@@ -17900,8 +18341,9 @@ acc_m	.req	v16
 acc_m_q	.req	q16
 acc_m_d	.req	d16
 	cbz	nblk, .Lopen_eor3_ret
-// AAPCS64: the low halves of v8-v15 are callee-saved.
-	stp	d8, d9, [sp, #-64]!
+// AAPCS64: the low halves of v8-v15 are callee-saved. Above them, the
+// counter buffer (CTR_BUF).
+	stp	d8, d9, [sp, #-320]!
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	stp	d14, d15, [sp, #48]
@@ -17962,40 +18404,107 @@ pt_q	.req	q11
 	cbz	ngrp, .Lopen_eor3_256_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open256_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open256_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -18307,52 +18816,49 @@ sealbox_armv8_ce_open256_eor3_loop:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -18360,14 +18866,14 @@ sealbox_armv8_ce_open256_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #6
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -18678,28 +19184,24 @@ sealbox_armv8_ce_open256_eor3_loop:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -19063,28 +19565,24 @@ sealbox_armv8_ce_open256_eor3_loop_end:
 	aese	blk7.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk14.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk14.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk14.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk14.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_eor3_256_tail4:
@@ -19276,16 +19774,14 @@ sealbox_armv8_ce_open256_eor3_loop_end:
 	aese	blk3.16b, rk13.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk14.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk14.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk14.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk14.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_eor3_256_tail1:
@@ -19430,40 +19926,107 @@ pt_q	.req	q17
 	cbz	ngrp, .Lopen_eor3_192_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open192_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open192_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -19743,44 +20306,41 @@ sealbox_armv8_ce_open192_eor3_loop:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
-	add	ctr_be, ctr, #3
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #236]
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -19788,22 +20348,22 @@ sealbox_armv8_ce_open192_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #4
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
-	add	ctr_be, ctr, #7
+	str	ctr_be, [sp, #300]
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -20082,28 +20642,24 @@ sealbox_armv8_ce_open192_eor3_loop:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -20435,28 +20991,24 @@ sealbox_armv8_ce_open192_eor3_loop_end:
 	aese	blk7.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk12.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk12.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk12.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk12.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_eor3_192_tail4:
@@ -20632,16 +21184,14 @@ sealbox_armv8_ce_open192_eor3_loop_end:
 	aese	blk3.16b, rk11.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk12.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk12.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk12.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk12.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_eor3_192_tail1:
@@ -20777,40 +21327,107 @@ pt_q	.req	q17
 	cbz	ngrp, .Lopen_eor3_128_tail8
 	mov	gsrc, in_p
 // Main loop: GHASH and AES of the same sixteen blocks.
-	.p2align	6
-sealbox_armv8_ce_open128_eor3_loop:
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
+// Counter blocks for the main loop's first iteration, on the stack.
 	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
+	str	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #0
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	str	blk0_q, [sp, #80]
 	add	ctr_be, ctr, #1
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
+	str	ctr_be, [sp, #92]
+	str	blk0_q, [sp, #96]
 	add	ctr_be, ctr, #2
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #108]
+	str	blk0_q, [sp, #112]
 	add	ctr_be, ctr, #3
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
+	str	ctr_be, [sp, #124]
+	str	blk0_q, [sp, #128]
 	add	ctr_be, ctr, #4
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
+	str	ctr_be, [sp, #140]
+	str	blk0_q, [sp, #144]
 	add	ctr_be, ctr, #5
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
+	str	ctr_be, [sp, #156]
+	str	blk0_q, [sp, #160]
 	add	ctr_be, ctr, #6
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #172]
+	str	blk0_q, [sp, #176]
 	add	ctr_be, ctr, #7
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #188]
+	str	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #8
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #204]
+	str	blk0_q, [sp, #208]
+	add	ctr_be, ctr, #9
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #220]
+	str	blk0_q, [sp, #224]
+	add	ctr_be, ctr, #10
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
+	str	blk0_q, [sp, #240]
+	add	ctr_be, ctr, #11
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #252]
+	str	blk0_q, [sp, #256]
+	add	ctr_be, ctr, #12
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #268]
+	str	blk0_q, [sp, #272]
+	add	ctr_be, ctr, #13
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #284]
+	str	blk0_q, [sp, #288]
+	add	ctr_be, ctr, #14
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #300]
+	str	blk0_q, [sp, #304]
+	add	ctr_be, ctr, #15
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #316]
+	.p2align	6
+sealbox_armv8_ce_open128_eor3_loop:
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #64]
+	add	ctr_be, ctr, #16
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #76]
+	ldr	blk1_q, [sp, #80]
+	add	ctr_be, ctr, #17
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #92]
+	ldr	blk2_q, [sp, #96]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #108]
+	ldr	blk3_q, [sp, #112]
+	add	ctr_be, ctr, #19
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #124]
+	ldr	blk4_q, [sp, #128]
+	add	ctr_be, ctr, #20
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #140]
+	ldr	blk5_q, [sp, #144]
+	add	ctr_be, ctr, #21
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #156]
+	ldr	blk6_q, [sp, #160]
+	add	ctr_be, ctr, #22
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #172]
+	ldr	blk7_q, [sp, #176]
+	add	ctr_be, ctr, #23
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #188]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -21058,40 +21675,37 @@ sealbox_armv8_ce_open128_eor3_loop:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #112]
-	// counter blocks: the caller's block, low word replaced
-	rev	ctr_be, ctr
-	ldr	blk0_q, [ctr_p]
-	mov	blk0.s[3], ctr_be
-	add	ctr_be, ctr, #1
+	stp	blk6_q, blk7_q, [out_p, #96]
+	// counter blocks from the stack; their low words for the next iteration
+	ldr	blk0_q, [sp, #192]
+	add	ctr_be, ctr, #16
 	rev	ctr_be, ctr_be
-	ldr	blk1_q, [ctr_p]
-	mov	blk1.s[3], ctr_be
-	add	ctr_be, ctr, #2
+	str	ctr_be, [sp, #204]
+	ldr	blk1_q, [sp, #208]
+	add	ctr_be, ctr, #17
 	rev	ctr_be, ctr_be
-	ldr	blk2_q, [ctr_p]
-	mov	blk2.s[3], ctr_be
+	str	ctr_be, [sp, #220]
+	ldr	blk2_q, [sp, #224]
+	add	ctr_be, ctr, #18
+	rev	ctr_be, ctr_be
+	str	ctr_be, [sp, #236]
 	// GHASH: two blocks (for H^8, H^7): gC = high halves, gA = low
 	ldp	gA_q, gB_q, [gsrc, #128]
 	ldr	pr0_q, [cst, #32]
@@ -21099,31 +21713,31 @@ sealbox_armv8_ce_open128_eor3_loop:
 	ldr	pr1_q, [cst, #48]
 	tbl	gA.16b, {gA.16b, gB.16b}, pr1.16b
 	eor	gB.16b, gC.16b, gA.16b
-	add	ctr_be, ctr, #3
+	ldr	blk3_q, [sp, #240]
+	add	ctr_be, ctr, #19
 	rev	ctr_be, ctr_be
-	ldr	blk3_q, [ctr_p]
-	mov	blk3.s[3], ctr_be
-	add	ctr_be, ctr, #4
+	str	ctr_be, [sp, #252]
+	ldr	blk4_q, [sp, #256]
+	add	ctr_be, ctr, #20
 	rev	ctr_be, ctr_be
-	ldr	blk4_q, [ctr_p]
-	mov	blk4.s[3], ctr_be
-	add	ctr_be, ctr, #5
+	str	ctr_be, [sp, #268]
+	ldr	blk5_q, [sp, #272]
+	add	ctr_be, ctr, #21
 	rev	ctr_be, ctr_be
-	ldr	blk5_q, [ctr_p]
-	mov	blk5.s[3], ctr_be
-	add	ctr_be, ctr, #6
+	str	ctr_be, [sp, #284]
+	ldr	blk6_q, [sp, #288]
+	add	ctr_be, ctr, #22
 	rev	ctr_be, ctr_be
-	ldr	blk6_q, [ctr_p]
-	mov	blk6.s[3], ctr_be
+	str	ctr_be, [sp, #300]
 	// high products
 	ldr	hk_q, [htab, #192]
 	pmull	pr0.1q, gC.1d, hk.1d
 	pmull2	pr1.1q, gC.2d, hk.2d
 	eor3	acc_h.16b, acc_h.16b, pr0.16b, pr1.16b
-	add	ctr_be, ctr, #7
+	ldr	blk7_q, [sp, #304]
+	add	ctr_be, ctr, #23
 	rev	ctr_be, ctr_be
-	ldr	blk7_q, [ctr_p]
-	mov	blk7.s[3], ctr_be
+	str	ctr_be, [sp, #316]
 	add	ctr, ctr, #8
 	aese	blk0.16b, rk0.16b
 	aesmc	blk0.16b, blk0.16b
@@ -21365,28 +21979,24 @@ sealbox_armv8_ce_open128_eor3_loop:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #128]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #128]
 	ldr	pt_q, [in_p, #144]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #144]
+	stp	blk0_q, blk1_q, [out_p, #128]
 	ldr	pt_q, [in_p, #160]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #160]
 	ldr	pt_q, [in_p, #176]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #176]
+	stp	blk2_q, blk3_q, [out_p, #160]
 	ldr	pt_q, [in_p, #192]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #192]
 	ldr	pt_q, [in_p, #208]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #208]
+	stp	blk4_q, blk5_q, [out_p, #192]
 	ldr	pt_q, [in_p, #224]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #224]
 	ldr	pt_q, [in_p, #240]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #240]
+	stp	blk6_q, blk7_q, [out_p, #224]
 	add	in_p, in_p, #256
 	add	out_p, out_p, #256
 	add	gsrc, gsrc, #256
@@ -21686,28 +22296,24 @@ sealbox_armv8_ce_open128_eor3_loop_end:
 	aese	blk7.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	ldr	pt_q, [in_p, #64]
 	eor3	blk4.16b, blk4.16b, pt.16b, rk10.16b
-	str	blk4_q, [out_p, #64]
 	ldr	pt_q, [in_p, #80]
 	eor3	blk5.16b, blk5.16b, pt.16b, rk10.16b
-	str	blk5_q, [out_p, #80]
+	stp	blk4_q, blk5_q, [out_p, #64]
 	ldr	pt_q, [in_p, #96]
 	eor3	blk6.16b, blk6.16b, pt.16b, rk10.16b
-	str	blk6_q, [out_p, #96]
 	ldr	pt_q, [in_p, #112]
 	eor3	blk7.16b, blk7.16b, pt.16b, rk10.16b
-	str	blk7_q, [out_p, #112]
+	stp	blk6_q, blk7_q, [out_p, #96]
 	add	in_p, in_p, #128
 	add	out_p, out_p, #128
 .Lopen_eor3_128_tail4:
@@ -21867,16 +22473,14 @@ sealbox_armv8_ce_open128_eor3_loop_end:
 	aese	blk3.16b, rk9.16b
 	ldr	pt_q, [in_p, #0]
 	eor3	blk0.16b, blk0.16b, pt.16b, rk10.16b
-	str	blk0_q, [out_p, #0]
 	ldr	pt_q, [in_p, #16]
 	eor3	blk1.16b, blk1.16b, pt.16b, rk10.16b
-	str	blk1_q, [out_p, #16]
+	stp	blk0_q, blk1_q, [out_p, #0]
 	ldr	pt_q, [in_p, #32]
 	eor3	blk2.16b, blk2.16b, pt.16b, rk10.16b
-	str	blk2_q, [out_p, #32]
 	ldr	pt_q, [in_p, #48]
 	eor3	blk3.16b, blk3.16b, pt.16b, rk10.16b
-	str	blk3_q, [out_p, #48]
+	stp	blk2_q, blk3_q, [out_p, #32]
 	add	in_p, in_p, #64
 	add	out_p, out_p, #64
 .Lopen_eor3_128_tail1:
@@ -21976,7 +22580,7 @@ sealbox_armv8_ce_open128_eor3_loop_end:
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
 	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
+	ldp	d8, d9, [sp], #320
 .Lopen_eor3_ret:
 	ret
 	.unreq	ks

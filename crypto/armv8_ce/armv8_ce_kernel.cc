@@ -1,5 +1,6 @@
 // The armv8_ce kernels: thin C++ entry points over armv8_ce.S, which does all
-// the work (key expansion included) without spilling anything to the stack.
+// the work (key expansion included); nothing secret goes to the stack (the main
+// loops keep only their public counter blocks there).
 #include <cstddef>
 #include <cstdint>
 

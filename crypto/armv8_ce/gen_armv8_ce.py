@@ -14,9 +14,13 @@ Design:
   blocks aggregated with H^16..H^1 and reduced once. Sealing hashes the previous
   iteration's sixteen ciphertext blocks (read back from `out`), so GHASH never
   waits for this iteration's AES; opening hashes the blocks it decrypts.
-- Counter blocks: loaded from the caller's counter buffer (its upper 96 bits never
-  change during a call) with the low word, byte-swapped in a general register,
-  inserted by `mov v.s[3], w`. Nothing is stored and reloaded.
+- Counter blocks: in the main loop, loaded whole from a 256-byte buffer on the
+  stack that holds the caller's counter block sixteen times, whose low words
+  (byte-swapped in a general register) each iteration writes for the next one: no
+  vector operation per block, and a store an iteration before its load. Elsewhere
+  loaded from the caller's counter buffer with the low word inserted by
+  `mov v.s[3], w`. The counter blocks are public; nothing secret touches the stack.
+- Stores: two blocks per STP.
 - GHASH: Karatsuba, with each power's high^low half precomputed; two blocks at a
   time, LD2 splitting their 64-bit halves while loading. The 256-bit sum is
   reduced with two PMULLs by the reflected polynomial constant.
@@ -30,7 +34,10 @@ Design:
 Why (llvm-mca on the main loops): sixteen blocks per reduction beat eight and
 four on both the Cortex-A57 and the Neoverse N2 model, and every loop runs at its
 resource bound there (A57: AESE, AESMC and PMULL all on its one W pipe; N2: the
-count of V0+V1 operations), so what is left to save is operations.
+count of V0+V1 operations), so what is left to save is operations. The Neoverse V1
+model sends every vector operation to any of four pipes, so there the bound is the
+count of all of them, lane inserts and store data included: hence the counter
+buffer on the stack and the paired stores (docs/PERFORMANCE.md has the figures).
 """
 
 import sys
@@ -46,6 +53,11 @@ NPAIRS = 8  # powers H^16..H^1 in pairs
 # htab + 384: H^1 (high half, low half); htab + 400: H^1 high^low, both lanes.
 SINGLE_H = 48 * NPAIRS
 SINGLE_HM = SINGLE_H + 16
+
+# The seal/open stack frame: d8-d15 (AAPCS64), then the main loop's sixteen counter
+# blocks (public: the caller's counter block with each low word filled in).
+FRAME = 64 + 16 * 16
+CTR_BUF = 64
 
 # .rodata, addressed through `cst`.
 CST_REVERSE = 0  # TBL index: the 16 bytes reversed
@@ -275,6 +287,40 @@ def counter_units(G):
     return units
 
 
+def loop_counter_units(base):
+    """Main loop: blk0..blk7 = the counter blocks base..base+7 of this iteration,
+    loaded whole from the stack buffer; the buffer's low words are then set for the
+    next iteration (ctr + 16 + i), an iteration before they are loaded again, so the
+    loads never wait on those stores. No vector operation per block (a lane insert
+    is one on every model). ctr += 8."""
+    units = []
+    for i in range(8):
+        slot = CTR_BUF + 16 * (base + i)
+        u = ["// counter blocks from the stack; their low words for the next iteration"] \
+            if i == 0 else []
+        u += ["ldr blk%d_q, [sp, #%d]" % (i, slot),
+              "add ctr_be, ctr, #%d" % (16 + i),
+              "rev ctr_be, ctr_be",
+              "str ctr_be, [sp, #%d]" % (slot + 12)]
+        if i == 7:
+            u += ["add ctr, ctr, #8"]
+        units.append(U(*u))
+    return units
+
+
+def fill_counter_buffer(asm):
+    """The stack buffer for the main loop's first iteration: the caller's counter
+    block sixteen times, low words ctr .. ctr+15."""
+    asm.comment("Counter blocks for the main loop's first iteration, on the stack.")
+    asm.op("ldr	blk0_q, [ctr_p]")
+    for i in range(16):
+        slot = CTR_BUF + 16 * i
+        asm.op("str	blk0_q, [sp, #%d]" % slot)
+        asm.op("add	ctr_be, ctr, #%d" % i)
+        asm.op("rev	ctr_be, ctr_be")
+        asm.op("str	ctr_be, [sp, #%d]" % (slot + 12))
+
+
 def round_units(G, nr):
     """The rounds, round by round across the blocks: AESE+AESMC pairs (fused on
     cores that fuse them), then the last AESE."""
@@ -290,7 +336,8 @@ def round_units(G, nr):
 
 
 def final_units(G, nr, variant, base=0):
-    """out = in ^ keystream, keystream = state ^ last round key."""
+    """out = in ^ keystream, keystream = state ^ last round key; blocks stored in
+    pairs (STP: one store-data operation for two blocks on the Neoverse V1 model)."""
     units = []
     for i in range(G):
         off = 16 * (base + i)
@@ -300,7 +347,10 @@ def final_units(G, nr, variant, base=0):
         else:
             u += ["eor pt.16b, pt.16b, rk%d.16b" % nr,
                   "eor blk%d.16b, blk%d.16b, pt.16b" % (i, i)]
-        u += ["str blk%d_q, [out_p, #%d]" % (i, off)]
+        if G == 1:
+            u += ["str blk%d_q, [out_p, #%d]" % (i, off)]
+        elif i % 2:
+            u += ["stp blk%d_q, blk%d_q, [out_p, #%d]" % (i - 1, i, off - 16)]
         units.append(U(*u))
     return units
 
@@ -340,8 +390,8 @@ def crypt_loop_units(nr, variant, gather):
     that when opening in place they are read before that group's stores."""
     gh = ghash_group_units(16, gather, variant)
     half = 4 * (NPAIRS // 2)  # units of the first four pairs
-    first = spread(counter_units(8) + round_units(8, nr), gh[:half])
-    second = spread(final_units(8, nr, variant) + counter_units(8) + round_units(8, nr),
+    first = spread(loop_counter_units(0) + round_units(8, nr), gh[:half])
+    second = spread(final_units(8, nr, variant) + loop_counter_units(8) + round_units(8, nr),
                     gh[half:])
     return first + second + final_units(8, nr, variant, base=8)
 
@@ -398,8 +448,9 @@ def crypt_function(asm, variant, mode):
     names += req(asm, ghash_regs(8), forms=("v", "q", "d"))
     L = ".L%s%s" % (mode, suffix)
     asm.op("cbz\tnblk, %s_ret" % L)
-    asm.comment("AAPCS64: the low halves of v8-v15 are callee-saved.")
-    asm.op("stp\td8, d9, [sp, #-64]!")
+    asm.comment("AAPCS64: the low halves of v8-v15 are callee-saved. Above them, the\n"
+                "counter buffer (CTR_BUF).")
+    asm.op("stp\td8, d9, [sp, #-%d]!" % FRAME)
     asm.op("stp\td10, d11, [sp, #16]")
     asm.op("stp\td12, d13, [sp, #32]")
     asm.op("stp\td14, d15, [sp, #48]")
@@ -424,7 +475,7 @@ def crypt_function(asm, variant, mode):
     asm.op("ldp\td10, d11, [sp, #16]")
     asm.op("ldp\td12, d13, [sp, #32]")
     asm.op("ldp\td14, d15, [sp, #48]")
-    asm.op("ldp\td8, d9, [sp], #64")
+    asm.op("ldp\td8, d9, [sp], #%d" % FRAME)
     asm.label("%s_ret" % L)
     asm.op("ret")
     unreq(asm, names)
@@ -462,6 +513,7 @@ def crypt_path(asm, variant, gather, mode, nr, L, loop_name, F):
     else:
         asm.op("mov\tgsrc, in_p")
         asm.comment("Main loop: GHASH and AES of the same sixteen blocks.")
+    fill_counter_buffer(asm)
     asm.raw("\t.p2align\t6")
     asm.label(loop_name + "_loop")
     asm.ops(crypt_loop_units(nr, variant, gather))

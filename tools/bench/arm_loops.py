@@ -64,7 +64,12 @@ import sys
 import tempfile
 
 MCA_ATTR = "+aes,+sha3"
-CE_CPUS = ("cortex-a57", "neoverse-n2")
+CE_CPUS = ("cortex-a57", "neoverse-n1", "neoverse-v1", "neoverse-n2")
+# The cores of the per-model comparison, and whether each has SHA3 (EOR3): which of
+# our kernels dispatch picks there, and which OpenSSL loops can run there.
+MODELS = (("neoverse-n1", "N1", False), ("neoverse-v1", "V1", True),
+          ("neoverse-n2", "N2", True))
+RATIO_TARGET = 1.10  # ours / OpenSSL 3.5 on every model, AES-128 and AES-256
 NEON_CPUS = ("cortex-a53",)
 MIN_AESE = 40
 MIN_PMULL = 8
@@ -715,7 +720,9 @@ def main():
     ap.add_argument("--inner-trips", type=int, default=10,
                     help="times an inner loop of a NEON loop is unrolled (default 10: "
                     "one trip per AES-128 round)")
-    ap.add_argument("--mca", default=shutil.which("llvm-mca-16") or "llvm-mca")
+    # LLVM 19 (Debian 12: llvm-19) is the first here with its own N1 and V1 models;
+    # LLVM 14 runs all three on the Cortex-A57 model, LLVM 16 V1 on N2's.
+    ap.add_argument("--mca", default=shutil.which("llvm-mca-19") or "llvm-mca")
     ap.add_argument("--objdump", default=shutil.which("aarch64-linux-gnu-objdump")
                     or shutil.which("llvm-objdump-16") or "objdump")
     ap.add_argument("--save-asm", metavar="DIR", help="write each loop body as fed to llvm-mca")
@@ -940,9 +947,9 @@ def verdict(row):
     if row.bits not in (128, 256):
         return "—", ""
     n2_only = row.kernel == "armv8_ce_eor3" or (row.eor3 and row.kernel != "armv8_ce")
-    cpus = ["neoverse-n2"] if n2_only else list(CE_CPUS)
+    cpus = ["neoverse-n2"] if n2_only else ["cortex-a57", "neoverse-n2"]
     parts, ok = [], True
-    for cpu in CE_CPUS:
+    for cpu in ("cortex-a57", "neoverse-n2"):
         limit = CE_TARGETS[(cpu, row.bits)]
         parts.append(f"{'A57' if cpu == 'cortex-a57' else 'N2'} <= {limit:.2f}")
         if cpu in cpus:
@@ -952,12 +959,61 @@ def verdict(row):
     return text, "pass" if ok else "MISS"
 
 
+def best(rows, cpu):
+    """(cpb, row) of the fastest row on `cpu`, or (None, None)."""
+    vals = [(r.cpb.get(cpu), r) for r in rows if isinstance(r.cpb.get(cpu), float)]
+    return min(vals, key=lambda v: v[0]) if vals else (None, None)
+
+
+def print_models(rows):
+    """Per Neoverse model: the kernel sealbox's dispatch picks on that core beside the
+    fastest OpenSSL 3.5 and 3.0 loop that core can run (EOR3 loops only where it has
+    SHA3), AES-128 and AES-256, seal (enc) and open (dec); then one summary line per
+    model with the smallest ratio to OpenSSL 3.5, returned to print last."""
+    p = print
+    ce = [r for r in rows if not r.neon and r.bits in (128, 256) and r.dir in ("enc", "dec")]
+    if not ce:
+        return []
+    p("\nPer Neoverse model: the kernel dispatch picks on that core (`armv8_ce_eor3` "
+      "with SHA3, else `armv8_ce`) beside the fastest OpenSSL loop the core can run "
+      "(its EOR3 loops only with SHA3); ratio = OpenSSL cpb / ours (above 1: ours "
+      f"faster); target >= {RATIO_TARGET:.2f}x OpenSSL 3.5:\n")
+    p("| model | kernel | key | op | ours cpb | OpenSSL 3.5 cpb | OpenSSL 3.0 cpb "
+      "| vs 3.5 | vs 3.0 |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    summaries = []
+    for cpu, short, sha3 in MODELS:
+        kernel = "armv8_ce_eor3" if sha3 else "armv8_ce"
+        worst = None
+        for bits in (128, 256):
+            for way, op in (("enc", "seal"), ("dec", "open")):
+                pick = [r for r in ce if r.bits == bits and r.dir == way]
+                ours, _ = best([r for r in pick if r.ours and r.kernel == kernel], cpu)
+                runs = [r for r in pick if not r.ours and (sha3 or not r.eor3)]
+                o35, _ = best([r for r in runs if r.major == "3.5"], cpu)
+                o30, _ = best([r for r in runs if r.major == "3.0"], cpu)
+                f = lambda v: f"{v:.3f}" if v else "—"
+                x = lambda o: f"{o / ours:.2f}x" if o and ours else "—"
+                p(f"| {short} | `{kernel}` | AES-{bits} | {op} | {f(ours)} | {f(o35)} | "
+                  f"{f(o30)} | {x(o35)} | {x(o30)} |")
+                if ours and o35 and (worst is None or o35 / ours < worst[0]):
+                    worst = (o35 / ours, f"{op}/{bits}")
+        if worst:
+            verdict = "pass" if worst[0] >= RATIO_TARGET else "MISS"
+            summaries.append(f"arm {short}: {kernel} vs openssl-3.5: min={worst[0]:.2f}x "
+                             f"at {worst[1]} (target {RATIO_TARGET:.2f}x: {verdict})")
+        else:
+            summaries.append(f"arm {short}: {kernel} vs openssl-3.5: not measured")
+    return summaries
+
+
 def print_report(rows, notes, args):
     p = print
     p("## AArch64 AES-GCM main loops: predicted cycles per byte (llvm-mca)\n")
     p("Command, once per loop and CPU model (LOOP.s: the loop body as described below):\n")
     p("```")
-    p(" ".join(mca_command(os.path.basename(args.mca), "{cortex-a57,neoverse-n2,cortex-a53}",
+    p(" ".join(mca_command(os.path.basename(args.mca),
+                           "{cortex-a57,neoverse-n1,neoverse-v1,neoverse-n2,cortex-a53}",
                            args.iterations)))
     p("```\n")
     p(f"cpb = Total Cycles / {args.iterations} / (16 * blocks per iteration). The bodies come "
@@ -965,9 +1021,9 @@ def print_report(rows, notes, args):
       "every branch target rewritten to a label at the top of the body, the closing "
       "backward branch kept. llvm-mca does not fuse AESE+AESMC, so absolute figures are "
       "pessimistic: compare rows, not hardware.\n")
-    p("| source | loop | key | enc/dec | blocks/iter | EOR3 | A57 cpb | N2 cpb | A53 cpb "
-      "| target | verdict | notes |")
-    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    p("| source | loop | key | enc/dec | blocks/iter | EOR3 | A57 cpb | N1 cpb | V1 cpb "
+      "| N2 cpb | A53 cpb | target | verdict | notes |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in sorted(rows, key=lambda r: (r.ours, r.source, r.neon, r.bits or 0,
                                          r.blocks or 0, r.dir != "enc")):
         target, ok = verdict(r)
@@ -978,6 +1034,7 @@ def print_report(rows, notes, args):
         way = r.dir if r.pmull_any and r.kind != "GHASH" else "—"
         p(f"| {r.source} | {r.loop} | {key} | {way} | {blocks} | "
           f"{'yes' if r.eor3 else 'no'} | {fmt(r.cpb, 'cortex-a57')} | "
+          f"{fmt(r.cpb, 'neoverse-n1')} | {fmt(r.cpb, 'neoverse-v1')} | "
           f"{fmt(r.cpb, 'neoverse-n2')} | {fmt(r.cpb, 'cortex-a53')} | {target} | "
           f"{ok} | {note} |")
 
@@ -1020,7 +1077,7 @@ def print_report(rows, notes, args):
         p("| --- | --- | --- | --- | --- | --- | --- |")
         for r in ref_rows:
             ref = REFERENCE[(r.major, r.bits)]
-            here = [r.cpb.get(c) for c in CE_CPUS]
+            here = [r.cpb.get(c) for c in ("cortex-a57", "neoverse-n2")]
             if not all(isinstance(v, float) for v in here):
                 continue
             # 3.5 carries both kernels; the issue's 3.5 figures are its 8-block EOR3 loop.
@@ -1029,6 +1086,8 @@ def print_report(rows, notes, args):
             diff = max(abs(a - b) for a, b in zip(here, ref))
             p(f"| {r.source} | AES-{r.bits} | {r.blocks:g} | {'yes' if r.eor3 else 'no'} | "
               f"{here[0]:.2f} / {here[1]:.2f} | {ref[0]:.2f} / {ref[1]:.2f} | {diff:.2f} |")
+
+    summaries = print_models(rows)
 
     p("\nHow loops were found and classified:\n")
     p(f"- CE main loop: innermost backward branch whose body (target .. branch) holds >= "
@@ -1048,8 +1107,13 @@ def print_report(rows, notes, args):
       "a PMULL; dec when a loaded value flows into both a PMULL and a store; otherwise by "
       "where GHASH's own load points: the output pointer (enc, reads back what it wrote) "
       "or the input pointer (dec).")
-    p("- EOR3 rows are judged on N2 only (Cortex-A57 is Armv8.0 and has no SHA3); their A57 "
+    p("- target/verdict columns: the earlier absolute targets on A57 and N2 (the per-model "
+      "ratios above are the current ones). EOR3 rows are judged on N2 only (Cortex-A57 is Armv8.0 and has no SHA3); their A57 "
       "figure is what the model predicts for the same code.")
+    if summaries:
+        p("")
+        for line in summaries:
+            p(line)
 
 
 if __name__ == "__main__":
