@@ -116,10 +116,13 @@ TEST(LockedMemory, BlocksStayOutOfCoreDumpsAndLockedWhenTheLimitAllows) {
     const std::string flags = VmFlagsOf(p);
     ASSERT_FALSE(flags.empty()) << "no /proc/self/smaps entry";
     EXPECT_NE(flags.find(" dd"), std::string::npos) << flags;  // MADV_DONTDUMP
-    // Locked unless mlock failed for everything (RLIMIT_MEMLOCK of 0).
+    // Locked when mlock succeeded every time. ASan's mlock does nothing and says it
+    // did, so there only MADV_DONTDUMP is seen.
+#ifndef __SANITIZE_ADDRESS__
     if (stats.unlocked_bytes == 0) {
       EXPECT_NE(flags.find(" lo"), std::string::npos) << flags;
     }
+#endif
   }
   FreeSecret(slot, 1280, 64);
   FreeSecret(large, 100000);
