@@ -126,6 +126,7 @@ struct Memory {
   int64_t rss = 0;     // VmRSS
   int64_t heap = 0;    // malloc'd bytes in use, every arena plus mmapped chunks
   int64_t secret = 0;  // mapped for secrets (crypto/secret), locked or not
+  int64_t heap_free = 0;  // free bytes malloc keeps (holes malloc_trim cannot return)
 };
 
 // Memory now, after handing every free page back to the kernel.
@@ -134,7 +135,8 @@ Memory MemoryNow() {
   struct mallinfo2 info = mallinfo2();
   const crypto::SecretMemoryStats secret = crypto::LockedMemoryStats();
   return {ProcStatusBytes("VmRSS:"), static_cast<int64_t>(info.uordblks + info.hblkhd),
-          static_cast<int64_t>(secret.locked_bytes + secret.unlocked_bytes)};
+          static_cast<int64_t>(secret.locked_bytes + secret.unlocked_bytes),
+          static_cast<int64_t>(info.fordblks)};
 }
 
 // ---- The keystore file -----------------------------------------------------------
@@ -441,7 +443,9 @@ int Run() {
                         Mib(warm.secret - loaded.secret),
                         double(warm.secret - loaded.secret) / keys,
                         Mib(crypto::LockedMemoryStats().locked_bytes)));
-    row("  and heap", absl::StrFormat("+%s", Mib(warm.heap - loaded.heap)));
+    row("  and heap", absl::StrFormat("+%s in use, +%s free in malloc's arenas",
+                                      Mib(warm.heap - loaded.heap),
+                                      Mib(warm.heap_free - loaded.heap_free)));
   }
 
   if (absl::GetFlag(FLAGS_drop_idle)) {
