@@ -10,6 +10,7 @@
 #include "crypto/byte_order/byte_order.h"
 #include "crypto/dispatch/dispatch.h"
 #include "crypto/kernel/kernel.h"
+#include "crypto/secret/locked_memory.h"
 #include "crypto/secret/secure_wipe.h"
 
 #if defined(__has_include)
@@ -218,10 +219,14 @@ class Message {
 ExpandedKey::ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes)
     : kernel_(kernel),
       key_bytes_(key_bytes),
-      schedule_(std::make_unique<kernel::KeySchedule>()) {}
+      // Only as much as this kernel lays out (1,280 bytes for the x86-64 kernels);
+      // zeroed, as fresh and freed secret memory is.
+      schedule_(static_cast<kernel::KeySchedule*>(
+          AllocateSecret(kernel->schedule_bytes, alignof(kernel::KeySchedule)))) {}
 
 ExpandedKey::~ExpandedKey() {
-  SecureWipe(schedule_->bytes, sizeof(schedule_->bytes));
+  SecureWipe(schedule_->bytes, kernel_->schedule_bytes);
+  FreeSecret(schedule_, kernel_->schedule_bytes, alignof(kernel::KeySchedule));
 }
 
 absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::Create(
@@ -233,7 +238,7 @@ absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::Create(
   absl::StatusOr<const kernel::Kernel*> kernel = SelectKernel(implementation);
   if (!kernel.ok()) return kernel.status();
   std::unique_ptr<ExpandedKey> expanded(new ExpandedKey(*kernel, key.size()));
-  (*kernel)->expand_key(key.data(), key.size(), expanded->schedule_.get());
+  (*kernel)->expand_key(key.data(), key.size(), expanded->schedule_);
   return expanded;
 }
 

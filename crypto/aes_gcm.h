@@ -79,7 +79,8 @@ class ExpandedKey {
 
   const kernel::Kernel* kernel_;
   size_t key_bytes_;
-  std::unique_ptr<kernel::KeySchedule> schedule_;
+  // kernel_->schedule_bytes of secret memory, not the whole KeySchedule type.
+  kernel::KeySchedule* schedule_;
 };
 
 // The implementation ExpandedKey::Create picks when none is named (honouring

@@ -5,7 +5,7 @@
 // entry points also use EOR3 (FEAT_SHA3): call them only where the CPU has it.
 // The C view is in armv8_ce_kernel.cc; the design is in gen_armv8_ce.py.
 //
-// Schedule layout (KeySchedule::bytes, 4096 bytes):
+// Schedule layout (KeySchedule::bytes, 672 of them: kScheduleBytes in the .cc):
 //   0    round keys rk0..rk14, 16 bytes each (AES-128 uses rk0..rk10)
 //   240  rounds (uint32: 10, 12, 14)
 //   256  GHASH key table: for p = 0..7, 48 bytes for the powers H^(16-2p) and

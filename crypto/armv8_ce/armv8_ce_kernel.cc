@@ -33,6 +33,10 @@ void sealbox_armv8_ce_open_blocks_eor3(const uint8_t* schedule, uint8_t* counter
 namespace sealbox::crypto::kernel {
 namespace {
 
+// The end of armv8_ce.S's schedule layout: H's high^low at 656, 16 bytes.
+constexpr size_t kScheduleBytes = 672;
+static_assert(kScheduleBytes <= kMaxKeyScheduleBytes);
+
 void ExpandKey(const uint8_t* key, size_t key_bytes, KeySchedule* schedule) {
   sealbox_armv8_ce_expand_key(key, key_bytes, schedule->bytes);
 }
@@ -84,6 +88,7 @@ const Kernel kArmv8CeKernel = {
     /*ghash=*/Ghash,
     /*seal_blocks=*/SealBlocks,
     /*open_blocks=*/OpenBlocks,
+    /*schedule_bytes=*/kScheduleBytes,
 };
 
 const Kernel kArmv8CeEor3Kernel = {
@@ -94,6 +99,7 @@ const Kernel kArmv8CeEor3Kernel = {
     /*ghash=*/GhashEor3,
     /*seal_blocks=*/SealBlocksEor3,
     /*open_blocks=*/OpenBlocksEor3,
+    /*schedule_bytes=*/kScheduleBytes,
 };
 
 }  // namespace sealbox::crypto::kernel

@@ -26,7 +26,7 @@ struct Schedule {
   AesKey aes;
   GhashKey ghash;
 };
-static_assert(sizeof(Schedule) <= kKeyScheduleBytes);
+static_assert(sizeof(Schedule) <= kMaxKeyScheduleBytes);
 static_assert(alignof(Schedule) <= alignof(KeySchedule));
 static_assert(std::is_trivially_destructible_v<Schedule>);
 
@@ -103,6 +103,7 @@ const Kernel kArmv8NeonKernel = {
     /*ghash=*/Ghash,
     /*seal_blocks=*/SealBlocks,
     /*open_blocks=*/OpenBlocks,
+    /*schedule_bytes=*/sizeof(Schedule),
 };
 
 }  // namespace sealbox::crypto::kernel

@@ -19,28 +19,49 @@ SealingEpoch::SealingEpoch(std::shared_ptr<const SecretBytes> material,
                            KeyContext context)
     : material_(std::move(material)), context_(std::move(context)) {}
 
-absl::StatusOr<EpochSubkey*> SealingEpoch::Current() {
-  EpochSubkey* epoch = current_.load(std::memory_order_acquire);
-  if (epoch != nullptr && !epoch->NearlyExhausted()) return epoch;
+absl::StatusOr<std::shared_ptr<EpochSubkey>> SealingEpoch::Current() {
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    if (current_ != nullptr && !current_->NearlyExhausted()) {
+      MarkUsed();
+      return current_;
+    }
+  }
   absl::MutexLock lock(&mutex_);
-  // Another sealer may have replaced it while this one waited.
-  epoch = current_.load(std::memory_order_acquire);
-  if (epoch != nullptr && !epoch->NearlyExhausted()) return epoch;
-  absl::StatusOr<std::unique_ptr<EpochSubkey>> fresh =
-      first_counter_ == 0
-          ? EpochSubkey::DeriveNewEpoch(material_->span(), context_)
-          : EpochSubkey::DeriveForTesting(material_->span(), context_,
-                                                  RandomEpochId(), first_counter_);
-  if (!fresh.ok()) return fresh.status();
-  epochs_.push_back(*std::move(fresh));
-  current_.store(epochs_.back().get(), std::memory_order_release);
-  return epochs_.back().get();
+  // Another sealer may have derived it while this one waited.
+  if (current_ == nullptr || current_->NearlyExhausted()) {
+    absl::StatusOr<std::unique_ptr<EpochSubkey>> fresh =
+        first_counter_ == 0
+            ? EpochSubkey::DeriveNewEpoch(material_->span(), context_)
+            : EpochSubkey::DeriveForTesting(material_->span(), context_,
+                                            RandomEpochId(), first_counter_);
+    if (!fresh.ok()) return fresh.status();
+    // The one it replaces lives on in the sealers that still hold it.
+    current_ = *std::move(fresh);
+  }
+  MarkUsed();
+  return current_;
 }
 
-const EpochSubkey* SealingEpoch::CurrentIf(
+std::shared_ptr<const EpochSubkey> SealingEpoch::CurrentIf(
     const EpochId& epoch_id) const {
-  const EpochSubkey* epoch = current_.load(std::memory_order_acquire);
-  return epoch != nullptr && epoch->epoch_id() == epoch_id ? epoch : nullptr;
+  absl::ReaderMutexLock lock(&mutex_);
+  if (current_ == nullptr || current_->epoch_id() != epoch_id) return nullptr;
+  MarkUsed();
+  return current_;
+}
+
+bool SealingEpoch::DropIfIdle() {
+  absl::MutexLock lock(&mutex_);
+  if (current_ == nullptr) return false;
+  if (used_.exchange(false, std::memory_order_relaxed)) return false;
+  current_.reset();  // wiped when its last holder lets go
+  return true;
+}
+
+bool SealingEpoch::warm() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  return current_ != nullptr;
 }
 
 absl::StatusOr<std::shared_ptr<const EpochSubkey>> EpochCache::Get(

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 #include <tuple>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -22,21 +21,34 @@
 
 namespace sealbox::crypto {
 
-// Derived on first use, so loading a keystore of many keys expands none of them,
-// and replaced by a fresh epoch once it has sealed 2^31 messages, long before its
-// nonce counter runs out. Sealers never take a lock; a mutex only serialises the
-// rare derivation.
+// Derived on first use, so loading a keystore of many keys expands none of them;
+// replaced by a fresh epoch once it has sealed 2^31 messages, long before its nonce
+// counter runs out; and dropped when idle (DropIfIdle), so that a keystore's memory
+// follows the keys in use rather than every key ever used. A dropped or replaced
+// epoch lives on while a caller holds it. Sealers share a reader lock; the rare
+// derivation and drop take it exclusively.
 class SealingEpoch {
  public:
   SealingEpoch(std::shared_ptr<const SecretBytes> material,
                KeyContext context);
 
-  // The epoch to seal with now. The pointer lives as long as this object.
-  absl::StatusOr<EpochSubkey*> Current();
+  // The epoch to seal with now, derived if there is none yet (first use, or after a
+  // drop) or the current one is nearly exhausted. Counts as use.
+  absl::StatusOr<std::shared_ptr<EpochSubkey>> Current();
 
   // The current epoch if it has been derived and is `epoch_id`, else nullptr: the
-  // fast path for opening what this process sealed.
-  const EpochSubkey* CurrentIf(const EpochId& epoch_id) const;
+  // fast path for opening what this process sealed. A hit counts as use.
+  std::shared_ptr<const EpochSubkey> CurrentIf(const EpochId& epoch_id) const;
+
+  // The idle-time policy, for a periodic sweep (server/keystore's DropIdleEpochs):
+  // drops the current epoch and returns true when it has not been used since the
+  // previous call; otherwise forgets that it was used and returns false. So an
+  // epoch idle for two sweep periods is always gone, one in use never is. The next
+  // Seal derives a new epoch (a new random epoch id), about 25 us.
+  bool DropIfIdle();
+
+  // True while an epoch is derived and not dropped.
+  bool warm() const;
 
   // Test hook: epochs derived from now on start their counter here, so a test can
   // reach the renewal point without sealing 2^31 messages.
@@ -46,14 +58,22 @@ class SealingEpoch {
   uint32_t version() const { return context_.version; }
 
  private:
+  void MarkUsed() const {
+    // Read first: a key sealing all the time writes the flag once per sweep, not
+    // once per Seal.
+    if (!used_.load(std::memory_order_relaxed)) {
+      used_.store(true, std::memory_order_relaxed);
+    }
+  }
+
   const std::shared_ptr<const SecretBytes> material_;
   const KeyContext context_;
-  std::atomic<EpochSubkey*> current_{nullptr};
   uint64_t first_counter_ = 0;
-  absl::Mutex mutex_;
-  // Every epoch this object derived: sealers may still hold a replaced one. A new
-  // epoch every 2^31 messages keeps this list short for the process's lifetime.
-  std::vector<std::unique_ptr<EpochSubkey>> epochs_ ABSL_GUARDED_BY(mutex_);
+  mutable absl::Mutex mutex_;
+  std::shared_ptr<EpochSubkey> current_ ABSL_GUARDED_BY(mutex_);
+  // Set by each use, cleared by DropIfIdle. Written under the reader lock (hence
+  // atomic), cleared under the writer lock, so a drop never races a use.
+  mutable std::atomic<bool> used_{false};
 };
 
 // The subkeys of epochs other than a key's own sealing one, derived once on a miss

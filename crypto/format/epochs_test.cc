@@ -1,5 +1,6 @@
 #include "crypto/format/epochs.h"
 
+#include <atomic>
 #include <memory>
 #include <set>
 #include <thread>
@@ -39,7 +40,7 @@ TEST(SealingEpochTest, ANearlyExhaustedEpochIsReplaced) {
   sealing.StartCountersAtForTesting(kNearlyExhaustedMessages - 2);
   auto epoch = sealing.Current();
   ASSERT_TRUE(epoch.ok());
-  EpochSubkey* first = *epoch;
+  std::shared_ptr<EpochSubkey> first = *epoch;
   const std::vector<uint8_t> plaintext = {1, 2, 3};
   ASSERT_TRUE(first->Seal(plaintext, {}).ok());
   ASSERT_TRUE(first->Seal(plaintext, {}).ok());
@@ -54,19 +55,79 @@ TEST(SealingEpochTest, ANearlyExhaustedEpochIsReplaced) {
 
 TEST(SealingEpochTest, ConcurrentFirstUseDerivesOneEpoch) {
   SealingEpoch sealing(Material(), {"acme", "default", 1});
-  std::vector<EpochSubkey*> seen(8);
+  std::vector<std::shared_ptr<EpochSubkey>> seen(8);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < seen.size(); ++i) {
     threads.emplace_back([&, i] { seen[i] = *sealing.Current(); });
   }
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(std::set<EpochSubkey*>(seen.begin(), seen.end()).size(), 1u);
+  EXPECT_EQ(std::set<std::shared_ptr<EpochSubkey>>(seen.begin(), seen.end()).size(), 1u);
+}
+
+TEST(SealingEpochTest, AnEpochIdleForAWholePeriodIsDropped) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  EXPECT_FALSE(sealing.DropIfIdle());  // nothing derived, nothing to drop
+  std::shared_ptr<EpochSubkey> first = *sealing.Current();
+  EXPECT_TRUE(sealing.warm());
+  // Used since the last sweep (there was none): kept, and marked unused.
+  EXPECT_FALSE(sealing.DropIfIdle());
+  EXPECT_TRUE(sealing.warm());
+  // Unused for a whole period: dropped.
+  EXPECT_TRUE(sealing.DropIfIdle());
+  EXPECT_FALSE(sealing.warm());
+  EXPECT_EQ(sealing.CurrentIf(first->epoch_id()), nullptr);
+  EXPECT_FALSE(sealing.DropIfIdle());
+
+  // The next Seal derives a new epoch; the dropped one still serves its holder,
+  // and what each sealed opens with the epoch named in its header.
+  std::shared_ptr<EpochSubkey> next = *sealing.Current();
+  EXPECT_TRUE(sealing.warm());
+  EXPECT_NE(next->epoch_id(), first->epoch_id());
+  const std::vector<uint8_t> plaintext = {7, 8, 9};
+  absl::StatusOr<std::vector<uint8_t>> old_sealed = first->Seal(plaintext, {});
+  absl::StatusOr<std::vector<uint8_t>> new_sealed = next->Seal(plaintext, {});
+  ASSERT_TRUE(old_sealed.ok() && new_sealed.ok());
+  EXPECT_EQ(*first->Open(*old_sealed, {}), plaintext);
+  EXPECT_EQ(*next->Open(*new_sealed, {}), plaintext);
+  EXPECT_FALSE(next->Open(*old_sealed, {}).ok());
+}
+
+TEST(SealingEpochTest, SealingOrOpeningWithItKeepsAnEpoch) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  const EpochId id = (*sealing.Current())->epoch_id();
+  for (int period = 0; period < 3; ++period) {
+    ASSERT_TRUE(sealing.Current().ok());
+    EXPECT_FALSE(sealing.DropIfIdle());
+  }
+  for (int period = 0; period < 3; ++period) {
+    EXPECT_NE(sealing.CurrentIf(id), nullptr);
+    EXPECT_FALSE(sealing.DropIfIdle());
+  }
+  EXPECT_EQ((*sealing.Current())->epoch_id(), id);
+}
+
+TEST(SealingEpochTest, DropsRaceSealsSafely) {
+  SealingEpoch sealing(Material(), {"acme", "default", 1});
+  std::atomic<bool> stop{false};
+  std::thread sweeper([&] {
+    while (!stop.load()) sealing.DropIfIdle();
+  });
+  const std::vector<uint8_t> plaintext = {1, 2, 3};
+  for (int i = 0; i < 2000; ++i) {
+    absl::StatusOr<std::shared_ptr<EpochSubkey>> epoch = sealing.Current();
+    ASSERT_TRUE(epoch.ok());
+    absl::StatusOr<std::vector<uint8_t>> sealed = (*epoch)->Seal(plaintext, {});
+    ASSERT_TRUE(sealed.ok());
+    ASSERT_EQ(*(*epoch)->Open(*sealed, {}), plaintext);
+  }
+  stop = true;
+  sweeper.join();
 }
 
 TEST(EpochCacheTest, DerivesOnceAndOpensWhatTheEpochSealed) {
   std::shared_ptr<const SecretBytes> material = Material();
   SealingEpoch sealing(material, {"acme", "default", 3});
-  EpochSubkey* sealer = *sealing.Current();
+  std::shared_ptr<EpochSubkey> sealer = *sealing.Current();
   const std::vector<uint8_t> plaintext = {4, 5, 6};
   absl::StatusOr<std::vector<uint8_t>> sealed = sealer->Seal(plaintext, {});
   ASSERT_TRUE(sealed.ok());

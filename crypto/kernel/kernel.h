@@ -19,12 +19,16 @@ namespace sealbox::crypto::kernel {
 inline constexpr size_t kBlockBytes = 16;
 
 // Opaque storage for one expanded key. Each kernel lays it out as it likes (AES
-// round keys in its own form, powers of H, tables). The mode layer never reads it
-// and wipes it when the key is destroyed.
-inline constexpr size_t kKeyScheduleBytes = 4096;
-// On the heap it lives in secret memory: locked, left out of core dumps, zeroed on free.
+// round keys in its own form, powers of H, tables) and declares how many bytes of
+// it that takes (Kernel::schedule_bytes). The mode layer never reads it and wipes it
+// when the key is destroyed.
+inline constexpr size_t kMaxKeyScheduleBytes = 4096;
+// The type is the largest schedule, but an ExpandedKey allocates only its kernel's
+// schedule_bytes of it, in secret memory (locked, left out of core dumps, zeroed on
+// free), 64-byte aligned: a kernel touches no byte past its own schedule_bytes.
+// Tests may still create a whole one, on the stack or (in secret memory) on the heap.
 struct alignas(64) KeySchedule {
-  uint8_t bytes[kKeyScheduleBytes];
+  uint8_t bytes[kMaxKeyScheduleBytes];
 
   static void* operator new(std::size_t size, std::align_val_t alignment) {
     return AllocateSecret(size, static_cast<std::size_t>(alignment));
@@ -66,6 +70,11 @@ struct Kernel {
   void (*open_blocks)(const KeySchedule& schedule, uint8_t counter[16],
                       uint8_t x[16], const uint8_t* in, uint8_t* out,
                       size_t blocks);
+
+  // Bytes of KeySchedule this kernel uses: sizeof its own schedule struct, checked
+  // against kMaxKeyScheduleBytes where it is laid out. A kernel that does not say
+  // gets the whole KeySchedule.
+  size_t schedule_bytes = kMaxKeyScheduleBytes;
 };
 
 }  // namespace sealbox::crypto::kernel

@@ -27,7 +27,7 @@ struct Schedule {
   portable::AesRoundKeys aes;
   portable::GhashKey ghash;
 };
-static_assert(sizeof(Schedule) <= kKeyScheduleBytes);
+static_assert(sizeof(Schedule) <= kMaxKeyScheduleBytes);
 static_assert(alignof(Schedule) <= alignof(KeySchedule));
 static_assert(std::is_trivially_destructible_v<Schedule>);
 
@@ -144,6 +144,7 @@ const Kernel kPortableKernel = {
     /*ghash=*/Ghash,
     /*seal_blocks=*/SealBlocks,
     /*open_blocks=*/OpenBlocks,
+    /*schedule_bytes=*/sizeof(Schedule),
 };
 
 }  // namespace sealbox::crypto::kernel

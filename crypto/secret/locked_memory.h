@@ -1,8 +1,9 @@
 // Memory for secrets: kept out of swap (mlock) and out of core dumps (MADV_DONTDUMP)
 // where the OS allows, and zeroed before it is reused or returned.
 //
-// Small blocks come from 64 KiB arenas carved into power-of-two slots (16 B .. 4 KiB);
-// larger ones get pages of their own. Arenas are kept for reuse, never unmapped, so
+// Small blocks come from 64 KiB arenas, where each size class (powers of two to
+// 256 B, then multiples of 256 B to 4 KiB) carves runs of slots of its own size;
+// larger blocks get pages of their own. Arenas are kept for reuse, never unmapped, so
 // the locked total is the peak of secrets held at once (rounded up to arenas).
 // When mlock fails (RLIMIT_MEMLOCK too low) the memory is still handed out, still
 // excluded from core dumps, and LockedMemoryStats() says how much is unlocked.
@@ -20,6 +21,10 @@ namespace sealbox::crypto {
 void* AllocateSecret(size_t size, size_t alignment = alignof(std::max_align_t));
 // Zeroes and releases what AllocateSecret returned, given the same size and alignment.
 void FreeSecret(void* data, size_t size, size_t alignment = alignof(std::max_align_t));
+
+// The bytes AllocateSecret sets aside for a block of `size` and `alignment`: its
+// size class, or whole pages past 4 KiB.
+size_t SecretSlotBytes(size_t size, size_t alignment = alignof(std::max_align_t));
 
 struct SecretMemoryStats {
   uint64_t locked_bytes = 0;    // mapped for secrets and locked in RAM

@@ -28,7 +28,7 @@ struct TableSchedule {
   table::GhashTable ghash;   // multiples of H
   table::AesRoundKeys aes;   // encryption round keys
 };
-static_assert(sizeof(TableSchedule) <= kKeyScheduleBytes);
+static_assert(sizeof(TableSchedule) <= kMaxKeyScheduleBytes);
 static_assert(alignof(TableSchedule) <= alignof(KeySchedule));
 static_assert(std::is_trivially_destructible_v<TableSchedule>,
               "the mode layer frees the schedule without destroying it");
@@ -113,6 +113,7 @@ const Kernel kTableKernel = {
     Ghash,
     SealBlocks,
     OpenBlocks,
+    /*schedule_bytes=*/sizeof(TableSchedule),
 };
 
 }  // namespace sealbox::crypto::kernel

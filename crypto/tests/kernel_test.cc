@@ -84,6 +84,51 @@ TEST_P(KernelTest, Identity) {
   EXPECT_EQ(kernel_->constant_time, GetParam() != "table");
 }
 
+// An ExpandedKey allocates only the kernel's schedule_bytes: here they end (rounded
+// up to the 64-byte alignment) where an inaccessible page begins, and the few bytes
+// of rounding hold a canary, so a kernel that reads or writes past what it declared
+// faults or is caught. Each entry point must agree with a whole KeySchedule's.
+TEST_P(KernelTest, UsesOnlyTheScheduleBytesItDeclares) {
+  ASSERT_GT(kernel_->schedule_bytes, 0u);
+  ASSERT_LE(kernel_->schedule_bytes, kMaxKeyScheduleBytes);
+  const size_t rounded = (kernel_->schedule_bytes + 63) / 64 * 64;
+  GuardedBuffer buffer(rounded);
+  uint8_t* bytes = buffer.data();
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(bytes) % alignof(KeySchedule), 0u);
+  std::memset(bytes, 0xc5, rounded);
+  auto* schedule = reinterpret_cast<KeySchedule*>(bytes);
+  std::mt19937 rng(9);
+  for (size_t key_bytes : {16, 24, 32}) {
+    const Bytes key = RandomBytes(rng, key_bytes);
+    kernel_->expand_key(key.data(), key.size(), schedule);
+    const KeySchedule whole = Expand(key);
+    uint8_t out[16], expected[16];
+    const Bytes block = RandomBytes(rng, 16);
+    kernel_->encrypt_block(*schedule, block.data(), out);
+    kernel_->encrypt_block(whole, block.data(), expected);
+    EXPECT_EQ(ToHex(out, 16), ToHex(expected, 16));
+    for (size_t blocks : {1, 7, 8, 16, 17, 32, 33, 64, 70}) {
+      const Bytes in = RandomBytes(rng, 16 * blocks);
+      for (bool seal : {true, false}) {
+        auto run = seal ? kernel_->seal_blocks : kernel_->open_blocks;
+        uint8_t counter[16] = {}, x[16] = {}, counter2[16] = {}, x2[16] = {};
+        counter[15] = counter2[15] = 2;
+        Bytes got(in.size()), want(in.size());
+        run(*schedule, counter, x, in.data(), got.data(), blocks);
+        run(whole, counter2, x2, in.data(), want.data(), blocks);
+        EXPECT_EQ(ToHex(got), ToHex(want)) << blocks << (seal ? " seal" : " open");
+        EXPECT_EQ(ToHex(x, 16), ToHex(x2, 16)) << blocks;
+        kernel_->ghash(*schedule, x, in.data(), blocks);
+        kernel_->ghash(whole, x2, in.data(), blocks);
+        EXPECT_EQ(ToHex(x, 16), ToHex(x2, 16)) << blocks;
+      }
+    }
+    for (size_t i = kernel_->schedule_bytes; i < rounded; ++i) {
+      ASSERT_EQ(bytes[i], 0xc5) << "byte " << i << " past schedule_bytes written";
+    }
+  }
+}
+
 TEST_P(KernelTest, Fips197AppendixC) {
   for (const test::AesVector& c : test::kFips197AppendixC) {
     const Bytes plaintext = FromHex(c.plaintext);

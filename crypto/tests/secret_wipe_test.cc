@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/dispatch/dispatch.h"
 #include "crypto/format/hkdf.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
@@ -297,11 +298,12 @@ TEST_P(ExpandedKeyWipeTest, WholeScheduleWipedOnDestruction) {
     watch.Stop();
     // A key schedule lives in secret memory (crypto/secret/locked_memory.h), not on
     // the heap this test watches: the hook is the witness. One wipe during the
-    // destruction covers a whole 64-byte aligned schedule and read all zero.
+    // destruction covers the kernel's whole 64-byte aligned schedule and read all zero.
+    const size_t schedule_bytes = (*SelectKernel(GetParam()))->schedule_bytes;
     bool schedule_wiped = false;
     for (size_t i = wipes_before; i < Watch::wipe_count(); ++i) {
       const seen::Range& w = Watch::wipe(i);
-      schedule_wiped |= w.size >= sizeof(kernel::KeySchedule) &&
+      schedule_wiped |= w.size >= schedule_bytes &&
                         reinterpret_cast<uintptr_t>(w.data) % alignof(kernel::KeySchedule) == 0 &&
                         w.zero_prefix == w.size;
     }

@@ -25,6 +25,7 @@ const Kernel kX86AesniKernel = {
     /*ghash=*/x86::Ghash,
     /*seal_blocks=*/SealBlocks,
     /*open_blocks=*/OpenBlocks,
+    /*schedule_bytes=*/x86::kScheduleBytes,
 };
 
 }  // namespace sealbox::crypto::kernel

@@ -32,8 +32,10 @@ struct alignas(64) Schedule {
   __m128i round_keys[15];
   int rounds;
 };
-static_assert(sizeof(Schedule) <= kernel::kKeyScheduleBytes);
 static_assert(alignof(kernel::KeySchedule) >= alignof(Schedule));
+// Every x86-64 kernel's Kernel::schedule_bytes: 1,280 bytes.
+inline constexpr size_t kScheduleBytes = sizeof(Schedule);
+static_assert(kScheduleBytes <= kernel::kMaxKeyScheduleBytes);
 
 // The Schedule that ExpandKey placed in `schedule`'s bytes.
 inline const Schedule& ScheduleOf(const kernel::KeySchedule& schedule) {

@@ -13,6 +13,9 @@
 //              each after malloc_trim; the peak (VmHWM) during that Open
 //   seal       the first Seal on a key (its epoch is derived then) beside later ones
 //   warm       what every key's derived epoch adds once each has sealed (--warm_all)
+//   idle       two sweeps of the idle-time policy (DropIdleEpochs) with no Seal between
+//              them drop every epoch; then the first Seal on each sampled key again
+//              (it derives a new epoch: the cost of a drop) (--drop_idle)
 //
 // and checks the targets: 100,000 keys load in under 3 s and use under 256 MiB.
 // A tool, not a test: build it with -c opt; docs/PERFORMANCE.md has the figures.
@@ -44,6 +47,7 @@
 #include "absl/strings/str_join.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/locked_memory.h"
 #include "crypto/secret/secret_bytes.h"
 #include "server/bench/stats.h"
 #include "server/keystore/etcd/etcd_storage.h"
@@ -64,6 +68,8 @@ ABSL_FLAG(std::vector<std::string>, etcd_endpoints, {},
           "Measure the etcd backend on this etcd (HOST:PORT,...) instead of the file.");
 ABSL_FLAG(bool, warm_all, true,
           "Also seal once with every key and report the memory their epochs add.");
+ABSL_FLAG(bool, drop_idle, true,
+          "Then drop every idle epoch (two sweeps) and time the first Seals after.");
 
 namespace sealbox::scale {
 namespace {
@@ -73,6 +79,7 @@ using server::bench::Median;
 
 constexpr double kTargetOpenSeconds = 3;
 constexpr double kTargetMiB = 256;
+constexpr double kTargetRederiveSeconds = 50e-6;
 constexpr int64_t kTargetKeys = 100000;
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -116,15 +123,20 @@ bool ResetPeakRss() {
 }
 
 struct Memory {
-  int64_t rss = 0;   // VmRSS
-  int64_t heap = 0;  // malloc'd bytes in use, every arena plus mmapped chunks
+  int64_t rss = 0;     // VmRSS
+  int64_t heap = 0;    // malloc'd bytes in use, every arena plus mmapped chunks
+  int64_t secret = 0;  // mapped for secrets (crypto/secret), locked or not
+  int64_t heap_free = 0;  // free bytes malloc keeps (holes malloc_trim cannot return)
 };
 
 // Memory now, after handing every free page back to the kernel.
 Memory MemoryNow() {
   malloc_trim(0);
   struct mallinfo2 info = mallinfo2();
-  return {ProcStatusBytes("VmRSS:"), static_cast<int64_t>(info.uordblks + info.hblkhd)};
+  const crypto::SecretMemoryStats secret = crypto::LockedMemoryStats();
+  return {ProcStatusBytes("VmRSS:"), static_cast<int64_t>(info.uordblks + info.hblkhd),
+          static_cast<int64_t>(secret.locked_bytes + secret.unlocked_bytes),
+          static_cast<int64_t>(info.fordblks)};
 }
 
 // ---- The keystore file -----------------------------------------------------------
@@ -243,7 +255,7 @@ SealTimes TimeSeals(const std::vector<const server::KeyEntry*>& keys, int later_
   SealTimes times;
   auto seal = [&](const server::KeyEntry& key) {
     Clock::time_point start = Clock::now();
-    absl::StatusOr<crypto::EpochSubkey*> epoch = key.sealing->Current();
+    absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = key.sealing->Current();
     if (!epoch.ok()) Fail("SealingEpoch::Current", epoch.status());
     auto sealed = (*epoch)->Seal(plaintext, {});
     double seconds = SecondsSince(start);
@@ -357,6 +369,18 @@ int Run() {
     warm = MemoryNow();
   }
 
+  // Two sweeps, nothing sealed between them: every epoch is idle for a whole period.
+  size_t dropped = 0;
+  SealTimes after_drop;
+  Memory idle{};
+  if (absl::GetFlag(FLAGS_drop_idle)) {
+    server::DropIdleEpochs(*snapshot);
+    dropped = server::DropIdleEpochs(*snapshot);
+    idle = MemoryNow();
+    after_drop = TimeSeals(sample, 1, static_cast<size_t>(std::max(
+                                          0, absl::GetFlag(FLAGS_seal_bytes))));
+  }
+
   // ---- Report ----------------------------------------------------------------------
   auto row = [](const std::string& name, const std::string& value) {
     std::printf("  %-28s %s\n", name.c_str(), value.c_str());
@@ -414,6 +438,25 @@ int Run() {
     row("every key sealed once",
         absl::StrFormat("RSS +%s over loaded, process %s", Mib(warm.rss - loaded.rss),
                         Mib(warm.rss)));
+    row("  of which secret memory",
+        absl::StrFormat("+%s (%.0f bytes per key; %s of it locked)",
+                        Mib(warm.secret - loaded.secret),
+                        double(warm.secret - loaded.secret) / keys,
+                        Mib(crypto::LockedMemoryStats().locked_bytes)));
+    row("  and heap", absl::StrFormat("+%s in use, +%s free in malloc's arenas",
+                                      Mib(warm.heap - loaded.heap),
+                                      Mib(warm.heap_free - loaded.heap_free)));
+  }
+
+  if (absl::GetFlag(FLAGS_drop_idle)) {
+    row("idle: two sweeps",
+        absl::StrFormat("dropped %zu epochs; process RSS %s (freed secret memory is "
+                        "kept for the next epochs)",
+                        dropped, Mib(idle.rss)));
+    row(absl::StrFormat("first Seal after a drop (%d)", seal_keys),
+        absl::StrFormat(
+            "median %s, max %s  (derives a new epoch)", Micros(Median(after_drop.first)),
+            Micros(*std::max_element(after_drop.first.begin(), after_drop.first.end()))));
   }
 
   const bool open_met = open_s < kTargetOpenSeconds;
@@ -426,6 +469,22 @@ int Run() {
   std::printf("  %-28s %-10s %s\n", "uses under 256 MiB",
               absl::StrFormat("%.0f MiB", held_rss / kMiB).c_str(),
               memory_met ? "met" : "MISSED");
+  // Issue 18's: the same 256 MiB with every key sealed once, and a first Seal after a
+  // drop under 50 us (median over the sample).
+  bool warm_met = true, redrive_met = true;
+  if (absl::GetFlag(FLAGS_warm_all)) {
+    const int64_t warm_rss = warm.rss - before.rss;
+    warm_met = warm_rss / kMiB < kTargetMiB;
+    std::printf("  %-28s %-10s %s\n", "every key sealed, < 256 MiB",
+                absl::StrFormat("%.0f MiB", warm_rss / kMiB).c_str(),
+                warm_met ? "met" : "MISSED");
+  }
+  if (absl::GetFlag(FLAGS_drop_idle)) {
+    const double median = Median(after_drop.first);
+    redrive_met = median < kTargetRederiveSeconds;
+    std::printf("  %-28s %-10s %s\n", "Seal after a drop < 50 us", Micros(median).c_str(),
+                redrive_met ? "met" : "MISSED");
+  }
 
   keystore.reset();
   unlink(path.c_str());
@@ -434,7 +493,7 @@ int Run() {
     std::printf("\n(the keystore stays under etcd prefix %s; the etcd is the caller's)\n",
                 store.prefix.c_str());
   }
-  return open_met && memory_met ? 0 : 1;
+  return open_met && memory_met && warm_met && redrive_met ? 0 : 1;
 }
 
 }  // namespace

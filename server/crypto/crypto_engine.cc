@@ -79,7 +79,7 @@ absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
   const KeyEntry* entry =
       CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
-  absl::StatusOr<crypto::EpochSubkey*> epoch = entry->sealing->Current();
+  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
   absl::StatusOr<std::vector<uint8_t>> ciphertext = (*epoch)->Seal(plaintext, aad);
   if (!ciphertext.ok()) return ciphertext.status();
@@ -91,10 +91,12 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
   absl::StatusOr<const KeyVersionEntry*> version =
       entry.VersionForOpen(header.key_version);
   if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
-  // Most ciphertexts come back to the process that sealed them: no lock, no lookup.
+  // Most ciphertexts come back to the process that sealed them: no lookup, and only
+  // the key's reader lock.
   if (entry.sealing->version() == header.key_version) {
-    if (const crypto::EpochSubkey* own = entry.sealing->CurrentIf(header.epoch_id)) {
-      return std::shared_ptr<const crypto::EpochSubkey>(entry.sealing, own);
+    if (std::shared_ptr<const crypto::EpochSubkey> own =
+            entry.sealing->CurrentIf(header.epoch_id)) {
+      return own;
     }
   }
   return epochs_.Get((*version)->material->span(),

@@ -109,8 +109,8 @@ class CryptoEngine {
                                   absl::Span<const uint8_t> ciphertext,
                                   absl::Span<const uint8_t> aad);
 
-  // The subkey for (key, version, epoch): the key's own sealing epoch without a
-  // lock, else from epochs_.
+  // The subkey for (key, version, epoch): the key's own sealing epoch while it is
+  // current, else from epochs_.
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
       const KeyEntry& entry, const crypto::UnaryHeader& header);
 

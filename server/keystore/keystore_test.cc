@@ -523,6 +523,38 @@ TEST_P(KeystoreTest, SealingEpochsAreReusedOnlyWhileTheKeyIsUnchanged) {
   EXPECT_EQ(*opened, plaintext);
 }
 
+TEST_P(KeystoreTest, IdleSweepsDropOnlyEpochsNotUsedForAWholePeriod) {
+  auto a = OpenOrDie();
+  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  ASSERT_TRUE(a->CreateKey("acme", "busy", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "idle", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(a->CreateKey("acme", "cold", KeyAlgorithm::kAes256Gcm).ok());
+  std::shared_ptr<const Snapshot> snapshot = a->snapshot();
+  const KeyEntry* busy = snapshot->FindKey("acme", "busy");
+  const KeyEntry* idle = snapshot->FindKey("acme", "idle");
+  ASSERT_TRUE(busy->sealing->Current().ok());
+  auto idle_epoch = idle->sealing->Current();
+  ASSERT_TRUE(idle_epoch.ok());
+  EXPECT_EQ(DropIdleEpochs(*snapshot), 0u);  // both used in this period
+  ASSERT_TRUE(busy->sealing->Current().ok());
+  EXPECT_EQ(DropIdleEpochs(*snapshot), 1u);  // "idle" was not
+  EXPECT_TRUE(busy->sealing->warm());
+  EXPECT_FALSE(idle->sealing->warm());
+  EXPECT_FALSE(snapshot->FindKey("acme", "cold")->sealing->warm());
+  // A later snapshot keeps the same (now cold) sealing epoch, and its next Seal
+  // derives a new one that opens what it seals.
+  ASSERT_TRUE(a->CreateKey("acme", "another", KeyAlgorithm::kAes256Gcm).ok());
+  const KeyEntry* again = a->snapshot()->FindKey("acme", "idle");
+  EXPECT_EQ(again->sealing, idle->sealing);
+  auto fresh = again->sealing->Current();
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE((*fresh)->epoch_id(), (*idle_epoch)->epoch_id());
+  const std::vector<uint8_t> plaintext = {1, 2, 3};
+  auto sealed = (*fresh)->Seal(plaintext, {});
+  ASSERT_TRUE(sealed.ok());
+  EXPECT_EQ(*(*fresh)->Open(*sealed, {}), plaintext);
+}
+
 TEST_P(KeystoreTest, ConcurrentChangesFromTwoInstancesAreAllKept) {
   auto a = OpenOrDie();
   auto b = OpenOrDie(/*create=*/false);

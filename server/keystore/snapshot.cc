@@ -255,4 +255,14 @@ const TenantEntry* Snapshot::FindTenant(absl::string_view name) const {
   return it == tenants_.end() ? nullptr : it->second.get();
 }
 
+size_t DropIdleEpochs(const Snapshot& snapshot) {
+  size_t dropped = 0;
+  for (const auto& [tenant_name, tenant] : snapshot.tenants()) {
+    for (const auto& [key_name, key] : tenant->keys) {
+      if (key->sealing != nullptr && key->sealing->DropIfIdle()) ++dropped;
+    }
+  }
+  return dropped;
+}
+
 }  // namespace sealbox::server

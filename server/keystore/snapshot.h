@@ -109,6 +109,12 @@ class Snapshot {
   std::shared_ptr<const TokenIndex> tenant_by_token_sha256_;
 };
 
+// One sweep of the idle-time policy over `snapshot`'s keys
+// (crypto::SealingEpoch::DropIfIdle): drops the sealing epoch of each key that has
+// not used it since the previous sweep. Returns how many it dropped. The server runs
+// it every --idle-epoch-seconds, so a key idle for two periods holds no expanded key.
+size_t DropIdleEpochs(const Snapshot& snapshot);
+
 }  // namespace sealbox::server
 
 #endif  // SEALBOX_SERVER_KEYSTORE_SNAPSHOT_H_

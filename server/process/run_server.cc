@@ -107,6 +107,11 @@ ABSL_FLAG(int64_t, max_decryption_failures_per_key, 0,
 ABSL_FLAG(int, stream_idle_seconds, 60,
           "End a stream (CANCELLED to the client) that has received no message and "
           "had no response taken for this long, freeing its slot. 0: never.");
+ABSL_FLAG(int, idle_epoch_seconds, 300,
+          "Every this many seconds, keys that have neither sealed nor opened with "
+          "their sealing epoch since the last time give its expanded key back; their "
+          "next Seal derives a new epoch (tens of microseconds). Bounds the memory of "
+          "warm keys by the keys in use. 0: never.");
 ABSL_FLAG(int, max_streams_per_connection, 100,
           "Calls one client connection may have open at once (HTTP/2 "
           "MAX_CONCURRENT_STREAMS).");
@@ -183,6 +188,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.limits.max_decryption_failures_per_key = static_cast<uint64_t>(
       std::max<int64_t>(0, absl::GetFlag(FLAGS_max_decryption_failures_per_key)));
   config.limits.stream_idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_stream_idle_seconds));
+  config.idle_epoch_sweep = absl::Seconds(absl::GetFlag(FLAGS_idle_epoch_seconds));
   config.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   config.max_connection_idle =
       absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));

@@ -145,7 +145,16 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     server->health_ = server->server_->GetHealthCheckService();
   }
   server->UpdateHealth();
+  if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
+    server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
+  }
   return server;
+}
+
+void SealboxServer::SweepIdleEpochs() {
+  while (!stopping_.WaitForNotificationWithTimeout(config_.idle_epoch_sweep)) {
+    DropIdleEpochs(*keystore_->snapshot());
+  }
 }
 
 absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config) {
@@ -216,6 +225,7 @@ void SealboxServer::Wait() {
 SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
+  if (epoch_sweeper_.joinable()) epoch_sweeper_.join();
   // Its thread calls back into this server: stop it while the server is whole.
   keystore_.reset();
 }

@@ -61,6 +61,8 @@ class SealboxServer {
   SealboxServer() = default;
   void UpdateHealth();
   void Fail(const absl::Status& status);
+  // The epoch_sweeper_ thread: DropIdleEpochs every config_.idle_epoch_sweep.
+  void SweepIdleEpochs();
 
   ServerConfig config_;
   std::unique_ptr<Keystore> keystore_;
@@ -77,6 +79,7 @@ class SealboxServer {
   mutable absl::Mutex health_mu_;
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(health_mu_) = nullptr;
   absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
+  std::thread epoch_sweeper_;
 };
 
 }  // namespace sealbox::server

@@ -48,6 +48,9 @@ absl::Status ServerConfig::Validate() const {
   if (tls_reload_interval < absl::Seconds(1)) {
     return absl::InvalidArgumentError("--tls-reload-seconds must be at least 1");
   }
+  if (idle_epoch_sweep < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--idle-epoch-seconds must be 0 (never) or more");
+  }
   // gRPC takes the age in milliseconds as an int.
   if (max_connection_age < absl::ZeroDuration() || max_connection_age > absl::Hours(24 * 24)) {
     return absl::InvalidArgumentError(

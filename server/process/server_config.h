@@ -31,6 +31,9 @@ struct ServerConfig {
   std::string tls_key_file;
   std::string client_ca_file;
   absl::Duration tls_reload_interval = absl::Seconds(30);
+  // How often idle keys' sealing epochs are dropped (server/keystore/snapshot.h,
+  // DropIdleEpochs): one unused for two periods is gone. Zero: never.
+  absl::Duration idle_epoch_sweep = absl::Minutes(5);
   std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
   bool allow_insecure_listen = false;
   std::string metrics_listen;  // host:port for Prometheus; empty: no exporter

@@ -693,6 +693,36 @@ TEST_F(ServiceTest, AdminPlaneRefusesTenantTokens) {
               HasSubstr("sealbox_auth_failures_total{plane=\"admin\",reason=\"wrong_plane\"} 4"));
 }
 
+// Idle epochs swept every 200 ms, so a test sees a drop quickly.
+class IdleEpochServiceTest : public ServiceTest {
+ protected:
+  void Configure(ServerConfig& config) override {
+    config.idle_epoch_sweep = absl::Milliseconds(200);
+  }
+};
+
+TEST_F(IdleEpochServiceTest, AnIdleKeysEpochIsDroppedAndItsCiphertextsStillOpen) {
+  // The epoch id sits after the format byte and the 4-byte version (docs/FORMAT.md).
+  auto epoch_of = [](const std::string& ciphertext) { return ciphertext.substr(5, 16); };
+  v1::SealResponse first, busy, later;
+  ASSERT_TRUE(Seal("alpha", "default", "one", "", &first).ok());
+  // Sealing more often than the sweep keeps the epoch.
+  for (int i = 0; i < 25; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_TRUE(Seal("alpha", "default", "busy", "", &busy).ok());
+  }
+  EXPECT_EQ(epoch_of(busy.ciphertext()), epoch_of(first.ciphertext()));
+  // Idle for more than two sweeps: dropped; the next Seal derives a new epoch.
+  absl::SleepFor(absl::Milliseconds(700));
+  ASSERT_TRUE(Seal("alpha", "default", "two", "", &later).ok());
+  EXPECT_NE(epoch_of(later.ciphertext()), epoch_of(first.ciphertext()));
+  v1::OpenResponse opened;
+  ASSERT_TRUE(Open("alpha", "default", first.ciphertext(), "", &opened).ok());
+  EXPECT_EQ(opened.plaintext(), "one");
+  ASSERT_TRUE(Open("alpha", "default", later.ciphertext(), "", &opened).ok());
+  EXPECT_EQ(opened.plaintext(), "two");
+}
+
 // Small limits, so the tests reach them quickly.
 class LimitedServiceTest : public ServiceTest {
  protected:
