@@ -271,6 +271,7 @@ const Kernel kX86VaesAvx512Kernel = {
     /*ghash=*/x86::Ghash,
     /*seal_blocks=*/SealBlocks,
     /*open_blocks=*/OpenBlocks,
+    /*schedule_bytes=*/x86::kScheduleBytes,
 };
 
 }  // namespace sealbox::crypto::kernel
