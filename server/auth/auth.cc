@@ -63,9 +63,14 @@ Authenticator::Verdict Authenticator::Limited(
     Verdict (Authenticator::*check)(const grpc::ServerContextBase&,
                                     std::shared_ptr<const Snapshot>&) const,
     std::shared_ptr<const Snapshot>& snapshot) const {
-  const std::string address = limiter_ != nullptr ? PeerAddress(context.peer()) : "";
-  if (limiter_ != nullptr) {
-    if (absl::Status limited = limiter_->Check(address); !limited.ok()) {
+  // gRPC builds the peer string anew on every call: only when the limiter needs it.
+  std::string address;
+  auto peer_address = [&]() -> const std::string& {
+    if (address.empty()) address = PeerAddress(context.peer());
+    return address;
+  };
+  if (limiter_ != nullptr && limiter_->tracking()) {
+    if (absl::Status limited = limiter_->Check(peer_address()); !limited.ok()) {
       if (metrics_ != nullptr) metrics_->CountAuthLimited(plane);
       return {limited, "limited"};
     }
@@ -76,7 +81,7 @@ Authenticator::Verdict Authenticator::Limited(
   // Only failures that could be guessing count against the address: a valid token on
   // the wrong plane is a mistake, not an attack.
   if (limiter_ != nullptr && absl::IsUnauthenticated(verdict.status) &&
-      limiter_->RecordFailure(address)) {
+      limiter_->RecordFailure(peer_address())) {
     Log("auth_limited", "warning")
         .Add("peer_address", address)
         .Add("plane", plane)

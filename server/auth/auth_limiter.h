@@ -42,6 +42,10 @@ class AuthFailureLimiter {
 
   size_t tracked_peers() const;
 
+  // False while no address has failed at all (the usual case): Check would pass
+  // everyone, so a caller may skip working out the address.
+  bool tracking() const { return tracked_.load(std::memory_order_relaxed) > 0; }
+
  private:
   struct Peer {
     absl::Time window_start;

@@ -7,10 +7,10 @@
 namespace sealbox::server {
 
 void RecordCallOutcome(const char* method, const absl::Status& status, absl::Time started,
-                       const std::string& peer, Metrics& metrics) {
+                       absl::FunctionRef<std::string()> peer, Metrics& metrics) {
   metrics.RecordOutcome(method, status, started);
   if (absl::IsUnauthenticated(status)) {
-    Log("auth_failed", "warning").Add("method", method).Add("peer", peer);
+    Log("auth_failed", "warning").Add("method", method).Add("peer", peer());
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/metrics/metrics.h"
@@ -11,9 +12,10 @@
 namespace sealbox::server {
 
 // Every call, unary or stream: its outcome and latency, and a log line for a failed
-// authentication (naming the peer, never the token).
+// authentication (naming the peer, never the token). `peer` is asked only for that
+// line: gRPC builds the peer string anew on every call.
 void RecordCallOutcome(const char* method, const absl::Status& status, absl::Time started,
-                       const std::string& peer, Metrics& metrics);
+                       absl::FunctionRef<std::string()> peer, Metrics& metrics);
 
 // An Open, Rewrap or OpenStream: a failed decryption against the caller's key, or a
 // refusal by the key's decryption-failure limit.

@@ -16,7 +16,8 @@ class UnaryCall {
       : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
 
   grpc::ServerUnaryReactor* Done(const absl::Status& status) {
-    RecordCallOutcome(method_, status, started_, context_->peer(), *metrics_);
+    RecordCallOutcome(
+        method_, status, started_, [this] { return context_->peer(); }, *metrics_);
     grpc::ServerUnaryReactor* reactor = context_->DefaultReactor();
     reactor->Finish(ToGrpcStatus(status));
     return reactor;

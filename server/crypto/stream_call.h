@@ -133,7 +133,8 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
         metrics_.CountStreamIdleTimeout();
         Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
       }
-      RecordCallOutcome(method_, outcome_, started_, peer_, metrics_);
+      RecordCallOutcome(
+          method_, outcome_, started_, [this] { return peer_; }, metrics_);
     }
     slots_.open.fetch_sub(1);
     metrics_.StreamEnded();
