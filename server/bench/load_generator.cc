@@ -673,7 +673,8 @@ int Run() {
               "EchoStream RSS", "SealStream RSS", "OpenStream RSS");
   std::fflush(stdout);
   Streams streams(channel, *token, server_pid, stream_bytes);
-  double worst_seal_ratio = 1e9, worst_open_ratio = 1e9;
+  // The worst stream ratios, none until a stream has run.
+  std::optional<double> worst_seal_ratio, worst_open_ratio;
   std::map<int64_t, double> stream_seal_ratios;  // by message size
   int64_t worst_growth_kib = 0;
   auto rss = [](const RssDuring& r) {
@@ -687,10 +688,11 @@ int Run() {
     if (!seal.ok()) return fail("SealStream", seal.status());
     absl::StatusOr<StreamResult> open = streams.OpenStream(size);
     if (!open.ok()) return fail("OpenStream", open.status());
-    stream_seal_ratios[size] = seal->mb_per_second / echo->mb_per_second;
-    worst_seal_ratio = std::min(worst_seal_ratio, stream_seal_ratios[size]);
-    worst_open_ratio =
-        std::min(worst_open_ratio, open->mb_per_second / echo->mb_per_second);
+    const double seal_ratio = seal->mb_per_second / echo->mb_per_second;
+    const double open_ratio = open->mb_per_second / echo->mb_per_second;
+    stream_seal_ratios[size] = seal_ratio;
+    worst_seal_ratio = std::min(worst_seal_ratio.value_or(seal_ratio), seal_ratio);
+    worst_open_ratio = std::min(worst_open_ratio.value_or(open_ratio), open_ratio);
     for (const StreamResult* r : {&*echo, &*seal, &*open}) {
       worst_growth_kib = std::max(worst_growth_kib, r->rss.growth_kib());
       peak_rss_kib = std::max(peak_rss_kib, r->rss.peak_kib);
@@ -704,33 +706,6 @@ int Run() {
     std::fflush(stdout);
   }
 
-  // Issue 18's targets, each a ratio to the Echo baseline of the same run.
-  std::printf("\nTargets (medians over the concurrencies run)\n");
-  auto target = [](const char* what, std::optional<double> ratio, double at_least) {
-    std::printf("  %-40s %-12s %s\n", what,
-                ratio ? absl::StrFormat("%.2f", *ratio).c_str() : "-",
-                ratio ? Verdict(*ratio >= at_least) : "not measured");
-  };
-  target("unary Seal 1 KiB >= 0.95 of Echo:", MedianRatio(unary_seal_ratios, 1024), 0.95);
-  target("unary Open 1 KiB >= 0.95 of Echo:", MedianRatio(unary_open_ratios, 1024), 0.95);
-  target("unary Seal 64 KiB >= 0.90 of Echo:", MedianRatio(unary_seal_ratios, 65536),
-         0.90);
-  target("SealStream >= 0.95 of EchoStream:",
-         stream_seal_ratios.empty() ? std::nullopt : std::optional(worst_seal_ratio), 0.95);
-  target("OpenStream >= 0.95 of EchoStream:",
-         stream_seal_ratios.empty() ? std::nullopt : std::optional(worst_open_ratio), 0.95);
-  if (server_pid != 0 && !stream_seal_ratios.empty()) {
-    std::printf("  %-40s %-12s %s\n", "server RSS growth in a stream < 16 MiB:",
-                absl::StrFormat("%.1f MiB", worst_growth_kib / 1024.0).c_str(),
-                Verdict(worst_growth_kib < 16 * 1024));
-  }
-  if (server_pid != 0) {
-    std::printf("  server peak RSS (VmHWM) over the run:    %.1f MiB\n",
-                peak_rss_kib / 1024.0);
-  } else {
-    std::printf("  server RSS: not measured (give --server_pid)\n");
-  }
-
   server::bench::ServiceFigures figures;
   figures.unary_1k_seal = MedianRatio(unary_seal_ratios, 1024);
   figures.unary_64k_seal = MedianRatio(unary_seal_ratios, 65536);
@@ -740,6 +715,31 @@ int Run() {
   if (server_pid != 0 && !stream_seal_ratios.empty()) {
     figures.rss_growth_mib = worst_growth_kib / 1024.0;
   }
+
+  // Issue 18's targets, each a ratio to the Echo baseline of the same run.
+  std::printf("\nTargets (medians over the concurrencies run)\n");
+  auto target = [](const char* what, std::optional<double> ratio, double at_least) {
+    std::printf("  %-40s %-12s %s\n", what,
+                ratio ? absl::StrFormat("%.2f", *ratio).c_str() : "-",
+                ratio ? Verdict(*ratio >= at_least) : "not measured");
+  };
+  target("unary Seal 1 KiB >= 0.95 of Echo:", figures.unary_1k_seal, 0.95);
+  target("unary Open 1 KiB >= 0.95 of Echo:", figures.unary_1k_open, 0.95);
+  target("unary Seal 64 KiB >= 0.90 of Echo:", figures.unary_64k_seal, 0.90);
+  target("SealStream >= 0.95 of EchoStream:", worst_seal_ratio, 0.95);
+  target("OpenStream >= 0.95 of EchoStream:", worst_open_ratio, 0.95);
+  if (figures.rss_growth_mib) {
+    std::printf("  %-40s %-12s %s\n", "server RSS growth in a stream < 16 MiB:",
+                absl::StrFormat("%.1f MiB", *figures.rss_growth_mib).c_str(),
+                Verdict(*figures.rss_growth_mib < 16));
+  }
+  if (server_pid != 0) {
+    std::printf("  server peak RSS (VmHWM) over the run:    %.1f MiB\n",
+                peak_rss_kib / 1024.0);
+  } else {
+    std::printf("  server RSS: not measured (give --server_pid)\n");
+  }
+
   std::printf("\n%s\n", server::bench::ServiceSummaryLine(figures).c_str());
   return 0;
 }
