@@ -69,6 +69,26 @@ class EchoStreamReactor : public grpc::ServerBidiReactor<EchoMessage, EchoMessag
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// Reads every message and drops it, counting its bytes.
+class DiscardReactor : public grpc::ServerReadReactor<EchoMessage> {
+ public:
+  explicit DiscardReactor(sealbox::bench::DiscardSummary* summary) : summary_(summary) {
+    StartRead(&message_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::OK);  // the client half-closed (or left)
+    summary_->set_bytes(summary_->bytes() + static_cast<int64_t>(message_.data().size()));
+    StartRead(&message_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  sealbox::bench::DiscardSummary* const summary_;
+  EchoMessage message_;
+};
+
 }  // namespace
 
 grpc::ServerUnaryReactor* EchoService::Echo(grpc::CallbackServerContext* context,
@@ -84,6 +104,11 @@ grpc::ServerUnaryReactor* EchoService::Echo(grpc::CallbackServerContext* context
 grpc::ServerBidiReactor<EchoMessage, EchoMessage>* EchoService::EchoStream(
     grpc::CallbackServerContext* /*context*/) {
   return new EchoStreamReactor;
+}
+
+grpc::ServerReadReactor<EchoMessage>* EchoService::Discard(
+    grpc::CallbackServerContext* /*context*/, sealbox::bench::DiscardSummary* summary) {
+  return new DiscardReactor(summary);
 }
 
 }  // namespace sealbox::server::bench

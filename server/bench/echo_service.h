@@ -17,6 +17,10 @@ class EchoService final : public sealbox::bench::Echo::CallbackService {
 
   grpc::ServerBidiReactor<sealbox::bench::EchoMessage, sealbox::bench::EchoMessage>*
   EchoStream(grpc::CallbackServerContext* context) override;
+
+  grpc::ServerReadReactor<sealbox::bench::EchoMessage>* Discard(
+      grpc::CallbackServerContext* context,
+      sealbox::bench::DiscardSummary* summary) override;
 };
 
 }  // namespace sealbox::server::bench

@@ -43,7 +43,8 @@ class SealStreamHandler final
     response.set_key_version(key_version_);
   }
 
-  void Sent(v1::SealStreamResponse&) override {}  // ciphertext only
+  bool OutputIsSecret() const override { return false; }  // ciphertext only
+  void Sent(v1::SealStreamResponse&) override {}
 
  private:
   CryptoEngine& engine_;
@@ -89,6 +90,7 @@ class OpenStreamHandler final
     response.set_key_version(opener_->key_version());
   }
 
+  bool OutputIsSecret() const override { return true; }
   void Sent(v1::OpenStreamResponse& response) override {
     WipeString(response.mutable_plaintext_chunk());
   }
