@@ -44,18 +44,16 @@ Nonce SegmentNonce(absl::Span<const uint8_t> header, uint64_t index, bool last) 
   return nonce;
 }
 
-// Appends verified plaintext to the caller's `out`. Letting `out` grow by itself would
-// free its old buffer, earlier plaintext and all, unwiped; so it grows here instead,
-// wiping the old buffer.
-void AppendPlaintext(absl::Span<const uint8_t> plaintext, std::vector<uint8_t>& out) {
-  if (out.capacity() - out.size() < plaintext.size()) {
-    std::vector<uint8_t> grown;
-    grown.reserve(std::max(2 * out.capacity(), out.size() + plaintext.size()));
-    grown.assign(out.begin(), out.end());
-    SecureWipe(out.data(), out.size());
-    out.swap(grown);
-  }
-  out.insert(out.end(), plaintext.begin(), plaintext.end());
+// Makes room for `n` more bytes of plaintext in the caller's `out`. Letting `out`
+// grow by itself would free its old buffer, earlier plaintext and all, unwiped; so it
+// grows here instead, wiping the old buffer.
+void ReservePlaintext(size_t n, std::vector<uint8_t>& out) {
+  if (out.capacity() - out.size() >= n) return;
+  std::vector<uint8_t> grown;
+  grown.reserve(std::max(2 * out.capacity(), out.size() + n));
+  grown.assign(out.begin(), out.end());
+  SecureWipe(out.data(), out.size());
+  out.swap(grown);
 }
 
 absl::Status SealerDone() {
@@ -232,7 +230,6 @@ struct StreamOpener::State {
   std::unique_ptr<ExpandedKey> key;  // set once the header is complete
   uint64_t next_index = 0;
   std::vector<uint8_t> sealed;  // the segment being gathered, up to size + tag
-  SecretBytes plaintext;        // one segment's plaintext, before release
   absl::Status error;           // sticky: the first failure, or "finished"
 
   size_t sealed_segment_bytes() const { return parsed.segment_bytes + kTagBytes; }
@@ -248,26 +245,27 @@ struct StreamOpener::State {
         StreamKey(material->span(), tenant, key_name, aad, header);
     if (!k.ok()) return k.status();
     key = *std::move(k);
-    plaintext = SecretBytes(parsed.segment_bytes);
     sealed.reserve(sealed_segment_bytes());
     return absl::OkStatus();
   }
 
-  // Verifies one segment and only then appends its plaintext to `out`.
+  // Verifies one segment and only then appends its plaintext to `out`: decrypted
+  // straight into place, since Open wipes its output when the tag does not verify.
   absl::Status Open(absl::Span<const uint8_t> segment, bool last,
                     std::vector<uint8_t>& out) {
     if (segment.size() < kTagBytes || !IndexFits(next_index, last)) {
       return DecryptionFailedError();
     }
     const size_t n = segment.size() - kTagBytes;
-    const absl::Span<uint8_t> pt = plaintext.mutable_span().first(n);
+    ReservePlaintext(n, out);
+    const size_t at = out.size();
+    out.resize(at + n);
     if (!key->Open(SegmentNonce(header, next_index, last), header, segment.first(n),
-                   segment.last(kTagBytes), pt)
+                   segment.last(kTagBytes), absl::MakeSpan(out).subspan(at))
              .ok()) {
+      out.resize(at);
       return DecryptionFailedError();
     }
-    AppendPlaintext(pt, out);
-    SecureWipe(pt.data(), pt.size());
     ++next_index;
     return absl::OkStatus();
   }
