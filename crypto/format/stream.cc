@@ -3,7 +3,9 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "crypto/byte_order/byte_order.h"
@@ -47,13 +49,22 @@ Nonce SegmentNonce(absl::Span<const uint8_t> header, uint64_t index, bool last) 
 // Makes room for `n` more bytes of plaintext in the caller's `out`. Letting `out`
 // grow by itself would free its old buffer, earlier plaintext and all, unwiped; so it
 // grows here instead, wiping the old buffer.
-void ReservePlaintext(size_t n, std::vector<uint8_t>& out) {
+template <typename Output>
+void ReservePlaintext(size_t n, Output& out) {
   if (out.capacity() - out.size() >= n) return;
-  std::vector<uint8_t> grown;
+  Output grown;
   grown.reserve(std::max(2 * out.capacity(), out.size() + n));
   grown.assign(out.begin(), out.end());
   SecureWipe(out.data(), out.size());
   out.swap(grown);
+}
+
+// Lengthens `out` by `n` bytes and returns them, to be written in place.
+template <typename Output>
+absl::Span<uint8_t> Grow(Output& out, size_t n) {
+  const size_t at = out.size();
+  out.resize(at + n);
+  return absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()) + at, n);
 }
 
 absl::Status SealerDone() {
@@ -101,14 +112,13 @@ struct StreamSealer::State {
 
   size_t segment_bytes() const { return plaintext.size(); }
 
-  absl::Status Seal(absl::Span<const uint8_t> segment, bool last,
-                    std::vector<uint8_t>& out) {
+  template <typename Output>
+  absl::Status Seal(absl::Span<const uint8_t> segment, bool last, Output& out) {
     if (!IndexFits(next_index, last)) {
       return absl::ResourceExhaustedError("stream longer than 2^32 segments");
     }
     const size_t at = out.size();
-    out.resize(at + segment.size() + kTagBytes);
-    const absl::Span<uint8_t> sealed = absl::MakeSpan(out).subspan(at);
+    const absl::Span<uint8_t> sealed = Grow(out, segment.size() + kTagBytes);
     const absl::Status status =
         key->Seal(SegmentNonce(header, next_index, last), header, segment,
                   sealed.first(segment.size()), sealed.last(kTagBytes));
@@ -120,7 +130,8 @@ struct StreamSealer::State {
     return absl::OkStatus();
   }
 
-  void SendHeaderOnce(std::vector<uint8_t>& out) {
+  template <typename Output>
+  void SendHeaderOnce(Output& out) {
     if (header_sent) return;
     out.insert(out.end(), header.begin(), header.end());
     header_sent = true;
@@ -173,8 +184,8 @@ absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::CreateWith(
   return sealer;
 }
 
-absl::Status StreamSealer::Update(absl::Span<const uint8_t> chunk,
-                                  std::vector<uint8_t>& out) {
+template <typename Output>
+absl::Status StreamSealer::Update(absl::Span<const uint8_t> chunk, Output& out) {
   State& s = *state_;
   if (s.finished) return SealerDone();
   s.SendHeaderOnce(out);
@@ -202,7 +213,8 @@ absl::Status StreamSealer::Update(absl::Span<const uint8_t> chunk,
   return absl::OkStatus();
 }
 
-absl::Status StreamSealer::Finish(std::vector<uint8_t>& out) {
+template <typename Output>
+absl::Status StreamSealer::Finish(Output& out) {
   State& s = *state_;
   if (s.finished) return SealerDone();
   s.finished = true;
@@ -251,17 +263,16 @@ struct StreamOpener::State {
 
   // Verifies one segment and only then appends its plaintext to `out`: decrypted
   // straight into place, since Open wipes its output when the tag does not verify.
-  absl::Status Open(absl::Span<const uint8_t> segment, bool last,
-                    std::vector<uint8_t>& out) {
+  template <typename Output>
+  absl::Status Open(absl::Span<const uint8_t> segment, bool last, Output& out) {
     if (segment.size() < kTagBytes || !IndexFits(next_index, last)) {
       return DecryptionFailedError();
     }
     const size_t n = segment.size() - kTagBytes;
     ReservePlaintext(n, out);
     const size_t at = out.size();
-    out.resize(at + n);
     if (!key->Open(SegmentNonce(header, next_index, last), header, segment.first(n),
-                   segment.last(kTagBytes), absl::MakeSpan(out).subspan(at))
+                   segment.last(kTagBytes), Grow(out, n))
              .ok()) {
       out.resize(at);
       return DecryptionFailedError();
@@ -270,7 +281,8 @@ struct StreamOpener::State {
     return absl::OkStatus();
   }
 
-  absl::Status Consume(absl::Span<const uint8_t> chunk, std::vector<uint8_t>& out) {
+  template <typename Output>
+  absl::Status Consume(absl::Span<const uint8_t> chunk, Output& out) {
     if (key == nullptr) {
       const size_t n = std::min(kStreamHeaderBytes - header.size(), chunk.size());
       header.insert(header.end(), chunk.begin(), chunk.begin() + n);
@@ -303,7 +315,8 @@ struct StreamOpener::State {
 
   // Whatever is left at the end must be the last segment: tag plus fewer than
   // segment-size bytes. Nothing left, or a short header, means truncation.
-  absl::Status Finish(std::vector<uint8_t>& out) {
+  template <typename Output>
+  absl::Status Finish(Output& out) {
     if (key == nullptr) return DecryptionFailedError();
     return Open(sealed, /*last=*/true, out);
   }
@@ -323,15 +336,16 @@ std::unique_ptr<StreamOpener> StreamOpener::Create(const std::string& tenant,
   return opener;
 }
 
-absl::Status StreamOpener::Update(absl::Span<const uint8_t> chunk,
-                                  std::vector<uint8_t>& out) {
+template <typename Output>
+absl::Status StreamOpener::Update(absl::Span<const uint8_t> chunk, Output& out) {
   State& s = *state_;
   if (!s.error.ok()) return s.error;
   s.error = s.Consume(chunk, out);
   return s.error;
 }
 
-absl::Status StreamOpener::Finish(std::vector<uint8_t>& out) {
+template <typename Output>
+absl::Status StreamOpener::Finish(Output& out) {
   State& s = *state_;
   if (!s.error.ok()) return s.error;
   absl::Status status = s.Finish(out);
@@ -339,6 +353,16 @@ absl::Status StreamOpener::Finish(std::vector<uint8_t>& out) {
   s.error = status.ok() ? DecryptionFailedError() : status;
   return status;
 }
+
+// The two kinds of output the header allows.
+template absl::Status StreamSealer::Update(absl::Span<const uint8_t>, std::vector<uint8_t>&);
+template absl::Status StreamSealer::Update(absl::Span<const uint8_t>, std::string&);
+template absl::Status StreamSealer::Finish(std::vector<uint8_t>&);
+template absl::Status StreamSealer::Finish(std::string&);
+template absl::Status StreamOpener::Update(absl::Span<const uint8_t>, std::vector<uint8_t>&);
+template absl::Status StreamOpener::Update(absl::Span<const uint8_t>, std::string&);
+template absl::Status StreamOpener::Finish(std::vector<uint8_t>&);
+template absl::Status StreamOpener::Finish(std::string&);
 
 uint32_t StreamOpener::key_version() const { return state_->parsed.key_version; }
 

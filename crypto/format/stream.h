@@ -74,13 +74,17 @@ class StreamSealer {
 
   // Appends to `out` the header (first call only) and every segment completed by
   // `chunk`. A full segment is never the last one (the last always holds fewer than
-  // segment-size bytes, possibly zero), so it is emitted at once.
-  absl::Status Update(absl::Span<const uint8_t> chunk, std::vector<uint8_t>& out);
+  // segment-size bytes, possibly zero), so it is emitted at once. `Output` is
+  // std::vector<uint8_t> or std::string (a protobuf bytes field's type, so that the
+  // server sends what it wrote without copying it).
+  template <typename Output>
+  absl::Status Update(absl::Span<const uint8_t> chunk, Output& out);
 
   // Appends the final segment (and the header if nothing was sent yet). The sealer
   // accepts nothing after it. RESOURCE_EXHAUSTED from either call if the stream
   // would need more than kMaxSegments segments.
-  absl::Status Finish(std::vector<uint8_t>& out);
+  template <typename Output>
+  absl::Status Finish(Output& out);
 
   ~StreamSealer();
 
@@ -111,12 +115,15 @@ class StreamOpener {
 
   // Appends verified plaintext to `out`. Any authentication failure, a segment after
   // the last one, or trailing data: INVALID_ARGUMENT "decryption failed". Errors are
-  // final: every later call returns the same one.
-  absl::Status Update(absl::Span<const uint8_t> chunk, std::vector<uint8_t>& out);
+  // final: every later call returns the same one. `Output` as for StreamSealer; its
+  // old buffer is wiped when it has to grow.
+  template <typename Output>
+  absl::Status Update(absl::Span<const uint8_t> chunk, Output& out);
 
   // Call at the end of the input: an error unless the final segment was seen
   // (truncation).
-  absl::Status Finish(std::vector<uint8_t>& out);
+  template <typename Output>
+  absl::Status Finish(Output& out);
 
   // The version from the header, once parsed (0 before).
   uint32_t key_version() const;

@@ -18,7 +18,7 @@ class SealStreamHandler final
       : engine_(engine), metrics_(metrics) {}
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                     std::vector<uint8_t>& out) override {
+                     std::string& out) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
         engine_.NewStreamSealer(*caller.snapshot, caller.tenant, start.key(),
                                 AsBytes(start.associated_data()), start.segment_size(),
@@ -28,18 +28,20 @@ class SealStreamHandler final
     return sealer_->Update({}, out);  // the header, at once
   }
 
-  absl::Status Consume(v1::SealStreamRequest& request,
-                       std::vector<uint8_t>& out) override {
+  absl::Status Consume(v1::SealStreamRequest& request, std::string& out) override {
     metrics_.AddBytesSealed(request.plaintext_chunk().size());
     absl::Status status = sealer_->Update(AsBytes(request.plaintext_chunk()), out);
     WipeString(request.mutable_plaintext_chunk());
     return status;
   }
 
-  absl::Status End(std::vector<uint8_t>& out) override { return sealer_->Finish(out); }
+  absl::Status End(std::string& out) override { return sealer_->Finish(out); }
 
-  void Fill(const uint8_t* data, size_t size, v1::SealStreamResponse& response) override {
-    response.set_ciphertext_chunk(reinterpret_cast<const char*>(data), size);
+  std::string& Payload(v1::SealStreamResponse& response) override {
+    return *response.mutable_ciphertext_chunk();
+  }
+
+  void Stamp(v1::SealStreamResponse& response) override {
     response.set_key_version(key_version_);
   }
 
@@ -60,7 +62,7 @@ class OpenStreamHandler final
       : engine_(engine), metrics_(metrics) {}
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                     std::vector<uint8_t>&) override {
+                     std::string&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener = engine_.NewStreamOpener(
         caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()));
     CountOpenOutcome(opener.status(), caller.tenant, start.key(), metrics_);
@@ -71,8 +73,7 @@ class OpenStreamHandler final
     return absl::OkStatus();
   }
 
-  absl::Status Consume(v1::OpenStreamRequest& request,
-                       std::vector<uint8_t>& out) override {
+  absl::Status Consume(v1::OpenStreamRequest& request, std::string& out) override {
     const std::string& chunk = request.ciphertext_chunk();
     if (!first_byte_checked_ && !chunk.empty()) {
       first_byte_checked_ = true;
@@ -82,11 +83,14 @@ class OpenStreamHandler final
     return opener_->Update(AsBytes(chunk), out);
   }
 
-  absl::Status End(std::vector<uint8_t>& out) override { return opener_->Finish(out); }
+  absl::Status End(std::string& out) override { return opener_->Finish(out); }
 
-  void Fill(const uint8_t* data, size_t size, v1::OpenStreamResponse& response) override {
-    metrics_.AddBytesOpened(size);
-    response.set_plaintext_chunk(reinterpret_cast<const char*>(data), size);
+  std::string& Payload(v1::OpenStreamResponse& response) override {
+    return *response.mutable_plaintext_chunk();
+  }
+
+  void Stamp(v1::OpenStreamResponse& response) override {
+    metrics_.AddBytesOpened(response.plaintext_chunk().size());
     response.set_key_version(opener_->key_version());
   }
 

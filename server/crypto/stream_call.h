@@ -16,7 +16,6 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -60,13 +59,15 @@ class StreamHandler {
   // The start message, once the caller is admitted: set up, and append any output
   // (the stream header) to `out`.
   virtual absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                             std::vector<uint8_t>& out) = 0;
+                             std::string& out) = 0;
   // Every later message.
-  virtual absl::Status Consume(Request& request, std::vector<uint8_t>& out) = 0;
+  virtual absl::Status Consume(Request& request, std::string& out) = 0;
   // The client's half-close.
-  virtual absl::Status End(std::vector<uint8_t>& out) = 0;
-  // Puts `size` bytes of output into a response.
-  virtual void Fill(const uint8_t* data, size_t size, Response& response) = 0;
+  virtual absl::Status End(std::string& out) = 0;
+  // The response's bytes field, which output goes into.
+  virtual std::string& Payload(Response& response) = 0;
+  // Completes a response whose payload is in place (the key version, and metrics).
+  virtual void Stamp(Response& response) = 0;
   // Whether output is plaintext, to be wiped once sent.
   virtual bool OutputIsSecret() const = 0;
   // A response was sent: wipe what it held if that was plaintext.
@@ -218,11 +219,20 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
     return handler_->Consume(request_, out_);
   }
 
-  // Sends the next slice of out_; OnWriteDone sends the rest.
+  // Sends the next slice of out_; OnWriteDone sends the rest. Output that fits one
+  // response (the usual case) is swapped into it, not copied; out_ gets the last
+  // response's buffer back, wiped by Sent if it held plaintext.
   void Send() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
-    handler_->Fill(out_.data() + sent_, n, response_);
-    sent_ += n;
+    std::string& payload = handler_->Payload(response_);
+    if (sent_ == 0 && out_.size() <= kMaxResponseChunk) {
+      payload.swap(out_);
+      out_.clear();
+    } else {
+      const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
+      payload.assign(out_, sent_, n);
+      sent_ += n;
+    }
+    handler_->Stamp(response_);
     writing_ = true;
     this->StartWrite(&response_);
   }
@@ -253,7 +263,7 @@ class StreamCall final : public grpc::ServerBidiReactor<Request, Response> {
   absl::Status outcome_ ABSL_GUARDED_BY(mu_);
   Request request_ ABSL_GUARDED_BY(mu_);
   Response response_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint8_t> out_ ABSL_GUARDED_BY(mu_);  // output not yet sent
+  std::string out_ ABSL_GUARDED_BY(mu_);           // output not yet sent
   size_t sent_ ABSL_GUARDED_BY(mu_) = 0;           // how much of out_ has been sent
   bool begun_ ABSL_GUARDED_BY(mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // the last answer is going out
