@@ -17,7 +17,9 @@ DecryptionFailureLimit::Primary DecryptionFailureLimit::PrimaryOf(const KeyEntry
 }
 
 absl::Status DecryptionFailureLimit::Check(const KeyEntry& key) {
-  if (max_failures_ == 0) return absl::OkStatus();
+  if (max_failures_ == 0 || !any_failure_.load(std::memory_order_acquire)) {
+    return absl::OkStatus();
+  }
   absl::MutexLock lock(&mutex_);
   auto it = counts_.find({key.tenant, key.name});
   if (it == counts_.end() || it->second.primary != PrimaryOf(key) ||
@@ -30,6 +32,7 @@ absl::Status DecryptionFailureLimit::Check(const KeyEntry& key) {
 bool DecryptionFailureLimit::RecordFailure(const KeyEntry& key) {
   if (max_failures_ == 0) return false;
   absl::MutexLock lock(&mutex_);
+  any_failure_.store(true, std::memory_order_release);
   Count& count = counts_[{key.tenant, key.name}];
   if (count.primary != PrimaryOf(key)) count = {PrimaryOf(key), 0};
   return ++count.failures == max_failures_;

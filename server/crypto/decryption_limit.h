@@ -10,6 +10,7 @@
 #ifndef SEALBOX_SERVER_CRYPTO_DECRYPTION_LIMIT_H_
 #define SEALBOX_SERVER_CRYPTO_DECRYPTION_LIMIT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -44,6 +45,8 @@ class DecryptionFailureLimit {
     uint64_t failures = 0;
   };
   const uint64_t max_failures_;
+  // Set with the first failure: until then Check, on every Open, takes no lock.
+  std::atomic<bool> any_failure_{false};
   absl::Mutex mutex_;
   std::map<std::pair<std::string, std::string>, Count> counts_ ABSL_GUARDED_BY(mutex_);
 };
