@@ -139,6 +139,25 @@ int64_t ProcStatusKib(int pid, const char* field) {
   return 0;
 }
 
+// The CPU time the process has used (user and system, all threads), in seconds; 0
+// when unreadable. Clock ticks, so 10 ms steps: fine over a stream of a second.
+double ProcessCpuSeconds(int pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text;
+  std::getline(stat, text);
+  // Fields after the command name (which may hold spaces) in parentheses:
+  // state(3) ... utime(14) stime(15).
+  const size_t end = text.rfind(')');
+  if (end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(end + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // Resets VmHWM to the current RSS (Linux 4.0+); false where not allowed.
 bool ResetPeakRss(int pid) {
   std::ofstream clear_refs(absl::StrCat("/proc/", pid, "/clear_refs"));
@@ -402,6 +421,7 @@ class PatternCheck {
 
 struct StreamResult {
   double mb_per_second = 0;
+  double server_cpu_us_per_mib = 0;  // the server's CPU time per MiB of data
   RssDuring rss;
 };
 
@@ -555,6 +575,7 @@ class Streams {
 
   absl::StatusOr<StreamResult> Measure(const std::function<absl::Status()>& run) {
     RssMonitor rss(server_pid_);
+    const double cpu_before = server_pid_ ? ProcessCpuSeconds(server_pid_) : 0;
     const Clock::time_point start = Clock::now();
     absl::Status status = run();
     const double seconds = Seconds(Clock::now() - start);
@@ -562,6 +583,10 @@ class Streams {
     result.rss = rss.Stop();
     if (!status.ok()) return status;
     result.mb_per_second = stream_bytes_ / seconds / 1e6;
+    if (server_pid_ != 0) {
+      result.server_cpu_us_per_mib = (ProcessCpuSeconds(server_pid_) - cpu_before) *
+                                     1e6 / (static_cast<double>(stream_bytes_) / (1 << 20));
+    }
     return result;
   }
 
@@ -800,24 +825,31 @@ int Run() {
   std::printf(
       "\nStreams of %s each, in %d rounds of Discard (one way), EchoStream, SealStream, "
       "OpenStream; MB/s (10^6 bytes/s) of data sent; the median row takes each "
-      "column's median; server RSS growth in a stream (peak - before) in MiB\n",
+      "column's median; the server's CPU time per MiB of data, in us; its RSS growth "
+      "in a stream (peak - before) in MiB\n",
       SizeName(stream_bytes).c_str(), stream_rounds);
-  std::printf("%-8s %6s | %8s %10s %10s %10s | %12s %9s %9s | %6s %6s %6s\n", "message",
+  std::printf("%-8s %6s | %8s %10s %10s %10s | %12s %9s %9s | %-20s | %-17s\n", "message",
               "round", "Discard", "EchoStream", "SealStream", "OpenStream",
-              "Echo/Discard", "Seal/Echo", "Open/Echo", "Echo", "Seal", "Open");
+              "Echo/Discard", "Seal/Echo", "Open/Echo", "CPU us/MiB E S O",
+              "RSS MiB E S O");
   std::fflush(stdout);
   Streams streams(channel, *token, server_pid, stream_bytes);
   // The worst of the stream ratios' medians, none until a stream has run.
   std::optional<double> worst_seal_ratio, worst_open_ratio;
   std::map<int64_t, double> stream_seal_ratios;  // medians, by message size
   int64_t worst_growth_kib = 0;
-  auto growth = [](const StreamResult& r) {
-    return absl::StrFormat("%.1f", r.rss.growth_kib() / 1024.0);
+  auto cpu = [](double e, double s, double o) {
+    return absl::StrFormat("%6.0f %6.0f %6.0f", e, s, o);
+  };
+  auto growth = [](const StreamResult& e, const StreamResult& s, const StreamResult& o) {
+    return absl::StrFormat("%5.1f %5.1f %5.1f", e.rss.growth_kib() / 1024.0,
+                           s.rss.growth_kib() / 1024.0, o.rss.growth_kib() / 1024.0);
   };
   for (int64_t size : stream_bytes > 0 ? message_sizes : std::vector<int64_t>{}) {
     // Each column's figures over the rounds, for the median row.
     std::vector<double> discard_rates, echo_rates, seal_rates, open_rates;
     std::vector<double> echo_ratios, seal_ratios, open_ratios;
+    std::vector<double> echo_cpu, seal_cpu, open_cpu;
     for (int round = 1; round <= stream_rounds; ++round) {
       absl::StatusOr<StreamResult> discard = streams.Discard(size);
       if (!discard.ok()) return fail("Discard", discard.status());
@@ -834,15 +866,19 @@ int Run() {
       echo_ratios.push_back(echo->mb_per_second / discard->mb_per_second);
       seal_ratios.push_back(seal->mb_per_second / echo->mb_per_second);
       open_ratios.push_back(open->mb_per_second / echo->mb_per_second);
+      echo_cpu.push_back(echo->server_cpu_us_per_mib);
+      seal_cpu.push_back(seal->server_cpu_us_per_mib);
+      open_cpu.push_back(open->server_cpu_us_per_mib);
       for (const StreamResult* r : {&*echo, &*seal, &*open}) {
         worst_growth_kib = std::max(worst_growth_kib, r->rss.growth_kib());
         peak_rss_kib = std::max(peak_rss_kib, r->rss.peak_kib);
       }
-      std::printf("%-8s %6d | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f | %6s %6s %6s\n",
+      std::printf("%-8s %6d | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f | %-20s | %-17s\n",
                   SizeName(size).c_str(), round, discard->mb_per_second,
                   echo->mb_per_second, seal->mb_per_second, open->mb_per_second,
                   echo_ratios.back(), seal_ratios.back(), open_ratios.back(),
-                  growth(*echo).c_str(), growth(*seal).c_str(), growth(*open).c_str());
+                  cpu(echo_cpu.back(), seal_cpu.back(), open_cpu.back()).c_str(),
+                  growth(*echo, *seal, *open).c_str());
       std::fflush(stdout);
     }
     using server::bench::Median;
@@ -851,10 +887,11 @@ int Run() {
     stream_seal_ratios[size] = seal_ratio;
     worst_seal_ratio = std::min(worst_seal_ratio.value_or(seal_ratio), seal_ratio);
     worst_open_ratio = std::min(worst_open_ratio.value_or(open_ratio), open_ratio);
-    std::printf("%-8s %6s | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f |\n",
+    std::printf("%-8s %6s | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f | %-20s |\n",
                 SizeName(size).c_str(), "median", Median(discard_rates),
                 Median(echo_rates), Median(seal_rates), Median(open_rates),
-                Median(echo_ratios), seal_ratio, open_ratio);
+                Median(echo_ratios), seal_ratio, open_ratio,
+                cpu(Median(echo_cpu), Median(seal_cpu), Median(open_cpu)).c_str());
     std::fflush(stdout);
   }
 
