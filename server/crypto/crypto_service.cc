@@ -98,16 +98,16 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
   return call.Done(absl::OkStatus());
 }
 
-grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>*
-CryptoService::SealStream(grpc::CallbackServerContext* context) {
-  return StreamCall<v1::SealStreamRequest, v1::SealStreamResponse>::Start(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(
+    grpc::CallbackServerContext* context) {
+  return StreamCall::Start(
       context, "SealStream", admission_, streams_, *metrics_,
       NewSealStreamHandler(engine_, *metrics_));
 }
 
-grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse>*
-CryptoService::OpenStream(grpc::CallbackServerContext* context) {
-  return StreamCall<v1::OpenStreamRequest, v1::OpenStreamResponse>::Start(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::OpenStream(
+    grpc::CallbackServerContext* context) {
+  return StreamCall::Start(
       context, "OpenStream", admission_, streams_, *metrics_,
       NewOpenStreamHandler(engine_, *metrics_));
 }

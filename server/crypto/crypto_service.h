@@ -18,7 +18,14 @@
 
 namespace sealbox::server {
 
-class CryptoService final : public v1::Crypto::CallbackService {
+// The unary calls typed, the streams in their wire form (stream_wire.h), all on the
+// callback API. A method added to the proto is added here too.
+using CryptoCallbackService = v1::Crypto::WithCallbackMethod_Seal<
+    v1::Crypto::WithCallbackMethod_Open<v1::Crypto::WithRawCallbackMethod_SealStream<
+        v1::Crypto::WithRawCallbackMethod_OpenStream<
+            v1::Crypto::WithCallbackMethod_Rewrap<v1::Crypto::Service>>>>>;
+
+class CryptoService final : public CryptoCallbackService {
  public:
   CryptoService(Keystore* keystore, const Authenticator* authenticator,
                 CryptoLimits limits, Metrics* metrics);
@@ -32,9 +39,9 @@ class CryptoService final : public v1::Crypto::CallbackService {
   grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* context,
                                    const v1::RewrapRequest* request,
                                    v1::RewrapResponse* response) override;
-  grpc::ServerBidiReactor<v1::SealStreamRequest, v1::SealStreamResponse>* SealStream(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SealStream(
       grpc::CallbackServerContext* context) override;
-  grpc::ServerBidiReactor<v1::OpenStreamRequest, v1::OpenStreamResponse>* OpenStream(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* OpenStream(
       grpc::CallbackServerContext* context) override;
 
  private:

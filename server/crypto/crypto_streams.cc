@@ -11,8 +11,7 @@
 namespace sealbox::server {
 namespace {
 
-class SealStreamHandler final
-    : public StreamHandler<v1::SealStreamRequest, v1::SealStreamResponse> {
+class SealStreamHandler final : public StreamHandler {
  public:
   SealStreamHandler(CryptoEngine& engine, Metrics& metrics)
       : engine_(engine), metrics_(metrics) {}
@@ -28,25 +27,15 @@ class SealStreamHandler final
     return sealer_->Update({}, out);  // the header, at once
   }
 
-  absl::Status Consume(v1::SealStreamRequest& request, std::string& out) override {
-    metrics_.AddBytesSealed(request.plaintext_chunk().size());
-    absl::Status status = sealer_->Update(AsBytes(request.plaintext_chunk()), out);
-    WipeString(request.mutable_plaintext_chunk());
-    return status;
+  absl::Status Consume(absl::Span<const uint8_t> piece, std::string& out) override {
+    metrics_.AddBytesSealed(piece.size());
+    return sealer_->Update(piece, out);
   }
 
   absl::Status End(std::string& out) override { return sealer_->Finish(out); }
 
-  std::string& Payload(v1::SealStreamResponse& response) override {
-    return *response.mutable_ciphertext_chunk();
-  }
-
-  void Stamp(v1::SealStreamResponse& response) override {
-    response.set_key_version(key_version_);
-  }
-
+  uint32_t key_version() const override { return key_version_; }
   bool OutputIsSecret() const override { return false; }  // ciphertext only
-  void Sent(v1::SealStreamResponse&) override {}
 
  private:
   CryptoEngine& engine_;
@@ -55,8 +44,7 @@ class SealStreamHandler final
   uint32_t key_version_ = 0;
 };
 
-class OpenStreamHandler final
-    : public StreamHandler<v1::OpenStreamRequest, v1::OpenStreamResponse> {
+class OpenStreamHandler final : public StreamHandler {
  public:
   OpenStreamHandler(CryptoEngine& engine, Metrics& metrics)
       : engine_(engine), metrics_(metrics) {}
@@ -73,31 +61,20 @@ class OpenStreamHandler final
     return absl::OkStatus();
   }
 
-  absl::Status Consume(v1::OpenStreamRequest& request, std::string& out) override {
-    const std::string& chunk = request.ciphertext_chunk();
-    if (!first_byte_checked_ && !chunk.empty()) {
+  absl::Status Consume(absl::Span<const uint8_t> piece, std::string& out) override {
+    if (!first_byte_checked_ && !piece.empty()) {
       first_byte_checked_ = true;
-      absl::Status s = CheckOpenStreamFormat(static_cast<uint8_t>(chunk[0]));
+      absl::Status s = CheckOpenStreamFormat(piece[0]);
       if (!s.ok()) return s;
     }
-    return opener_->Update(AsBytes(chunk), out);
+    return opener_->Update(piece, out);
   }
 
   absl::Status End(std::string& out) override { return opener_->Finish(out); }
 
-  std::string& Payload(v1::OpenStreamResponse& response) override {
-    return *response.mutable_plaintext_chunk();
-  }
-
-  void Stamp(v1::OpenStreamResponse& response) override {
-    metrics_.AddBytesOpened(response.plaintext_chunk().size());
-    response.set_key_version(opener_->key_version());
-  }
-
-  bool OutputIsSecret() const override { return true; }
-  void Sent(v1::OpenStreamResponse& response) override {
-    WipeString(response.mutable_plaintext_chunk());
-  }
+  uint32_t key_version() const override { return opener_->key_version(); }
+  bool OutputIsSecret() const override { return true; }  // plaintext
+  void Sending(size_t bytes) override { metrics_.AddBytesOpened(bytes); }
 
   void Failed(const absl::Status& outcome) override {
     if (opener_ == nullptr || !crypto::IsDecryptionFailure(outcome)) return;
@@ -117,13 +94,13 @@ class OpenStreamHandler final
 
 }  // namespace
 
-std::unique_ptr<StreamHandler<v1::SealStreamRequest, v1::SealStreamResponse>>
-NewSealStreamHandler(CryptoEngine& engine, Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine,
+                                                    Metrics& metrics) {
   return std::make_unique<SealStreamHandler>(engine, metrics);
 }
 
-std::unique_ptr<StreamHandler<v1::OpenStreamRequest, v1::OpenStreamResponse>>
-NewOpenStreamHandler(CryptoEngine& engine, Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine,
+                                                    Metrics& metrics) {
   return std::make_unique<OpenStreamHandler>(engine, metrics);
 }
 

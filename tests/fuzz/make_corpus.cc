@@ -348,6 +348,37 @@ void Differential(Writer w) {
   w.Write("empty", {});
 }
 
+// stream_wire_fuzzer: cut count | cuts | a stream request's wire bytes.
+void StreamWire(Writer w) {
+  auto input = [](Bytes cuts, const std::string& message) {
+    Bytes out = {static_cast<uint8_t>(cuts.size())};
+    out.insert(out.end(), cuts.begin(), cuts.end());
+    out.insert(out.end(), message.begin(), message.end());
+    return out;
+  };
+  v1::SealStreamRequest start;
+  start.mutable_start()->set_key(kKeyName);
+  start.mutable_start()->set_associated_data("ctx");
+  start.mutable_start()->set_segment_size(65536);
+  w.Write("start", input({}, start.SerializeAsString()));
+  w.Write("start_cut", input({1, 3, 5}, start.SerializeAsString()));
+  v1::SealStreamRequest chunk;
+  chunk.set_plaintext_chunk(std::string(200, 'p'));
+  w.Write("chunk", input({}, chunk.SerializeAsString()));
+  w.Write("chunk_cut", input({1, 1, 50, 100}, chunk.SerializeAsString()));
+  w.Write("start_then_chunk",
+          input({7}, start.SerializeAsString() + chunk.SerializeAsString()));
+  w.Write("chunk_then_start",
+          input({}, chunk.SerializeAsString() + start.SerializeAsString()));
+  // Unknown fields: varint 9, fixed64 10, fixed32 11, bytes 12, then the chunk.
+  const std::string unknown = std::string("\x48\x96\x01\x51") + std::string(8, 'x') +
+                              "\x5d" + std::string(4, 'y') + "\x62\x02zz";
+  w.Write("unknown_fields", input({2}, unknown + chunk.SerializeAsString()));
+  w.Write("empty", input({}, ""));
+  w.Write("group", input({}, "\x0b\x0c"));
+  w.Write("short_length", input({}, "\x12\x05" "abc"));
+}
+
 }  // namespace
 }  // namespace sealbox::fuzz
 
@@ -363,5 +394,6 @@ int main(int argc, char** argv) {
   Keystore(root / "keystore_open_fuzzer");
   Rpcs(root / "rpc_fuzzer");
   Differential(root / "aes_gcm_differential_fuzzer");
+  StreamWire(root / "stream_wire_fuzzer");
   return 0;
 }

@@ -1,0 +1,186 @@
+#include "server/crypto/stream_call.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "crypto/secret/secure_wipe.h"
+#include "server/crypto/call_outcome.h"
+#include "server/crypto/stream_wire.h"
+#include "server/grpc_status.h"
+#include "server/log.h"
+
+namespace sealbox::server {
+
+StreamCall* StreamCall::Start(grpc::CallbackServerContext* context, const char* method,
+                              const Admission& admission, StreamSlots& slots,
+                              Metrics& metrics, std::unique_ptr<StreamHandler> handler) {
+  auto* call =
+      new StreamCall(context, method, admission, slots, metrics, std::move(handler));
+  call->Begin();
+  return call;
+}
+
+StreamCall::StreamCall(grpc::CallbackServerContext* context, const char* method,
+                       const Admission& admission, StreamSlots& slots, Metrics& metrics,
+                       std::unique_ptr<StreamHandler> handler)
+    : context_(context),
+      method_(method),
+      admission_(admission),
+      slots_(slots),
+      metrics_(metrics),
+      handler_(std::move(handler)),
+      started_(absl::Now()) {}
+
+StreamCall::~StreamCall() { WipeOutput(); }
+
+// Once the whole object is built, so that no reaction reaches a half-made one.
+void StreamCall::Begin() {
+  metrics_.StreamStarted();
+  peer_ = context_->peer();  // a cancelled call no longer knows it
+  absl::MutexLock lock(&mu_);
+  if (slots_.open.fetch_add(1) >= slots_.max_open) {
+    return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
+  }
+  watch_id_ = slots_.watchdog.Watch(context_);
+  Read();
+}
+
+void StreamCall::OnReadDone(bool ok) {
+  absl::MutexLock lock(&mu_);
+  if (finished_) return;
+  if (ok) slots_.watchdog.Touch(watch_id_);
+  if (writing_) {  // the previous answer is still going out: this message waits
+    parked_ = true;
+    parked_ok_ = ok;
+    return;
+  }
+  Process(ok);
+}
+
+void StreamCall::OnWriteDone(bool ok) {
+  absl::MutexLock lock(&mu_);
+  writing_ = false;
+  response_.Clear();  // gRPC releases (and for plaintext, wipes) the output
+  if (finished_) return;
+  if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+  slots_.watchdog.Touch(watch_id_);
+  if (sent_ < out_.size()) return Send();
+  WipeOutput();
+  out_.clear();
+  sent_ = 0;
+  if (finishing_) return FinishOk();
+  if (parked_) {
+    parked_ = false;
+    Process(parked_ok_);
+  }
+  // Otherwise the next message is still being read; OnReadDone takes it.
+}
+
+void StreamCall::OnDone() {
+  {
+    absl::MutexLock lock(&mu_);  // released before the object goes
+    if (slots_.watchdog.Forget(watch_id_)) {
+      outcome_ = absl::DeadlineExceededError(
+          absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
+                       " (--stream-idle-seconds)"));
+      metrics_.CountStreamIdleTimeout();
+      Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+    }
+    RecordCallOutcome(
+        method_, outcome_, started_, [this] { return peer_; }, metrics_);
+  }
+  slots_.open.fetch_sub(1);
+  metrics_.StreamEnded();
+  delete this;
+}
+
+// The message in request_ (or the end of the client's half, `ok` false), with no
+// answer being written.
+void StreamCall::Process(bool ok) {
+  if (!ok) {  // the client half-closed, or went away
+    // A cancelled call is not a truncated stream: nothing to finish or count.
+    if (context_->IsCancelled()) return Fail(absl::CancelledError("client cancelled"));
+    if (!begun_) {
+      return Fail(absl::InvalidArgumentError("the stream ended before its start message"));
+    }
+    if (absl::Status s = handler_->End(out_); !s.ok()) return Fail(s);
+    finishing_ = true;
+    if (out_.empty()) return FinishOk();
+    return Send();
+  }
+  absl::StatusOr<StreamRequestView> message = ReadStreamRequest(request_);
+  if (!message.ok()) return Fail(message.status());
+  absl::Status status;
+  if (!begun_) {
+    status = FirstMessage(message->start ? &*message->start : nullptr);
+  } else if (message->start) {
+    status = absl::InvalidArgumentError("`start` may only be the first message");
+  } else {
+    size_t size = 0;
+    for (absl::Span<const uint8_t> piece : message->pieces) size += piece.size();
+    // Room for what this message completes (a tag per segment of 4 KiB or more), so
+    // the output is not moved as it grows.
+    out_.reserve(out_.size() + size + size / 256 + 64);
+    for (absl::Span<const uint8_t> piece : message->pieces) {
+      status = handler_->Consume(piece, out_);
+      if (!status.ok()) break;
+    }
+  }
+  if (!status.ok()) return Fail(status);
+  if (!out_.empty()) Send();
+  Read();  // the handler is done with the message: it may take the next
+}
+
+absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
+  if (start == nullptr) {
+    return absl::InvalidArgumentError("the first message must be `start`");
+  }
+  absl::StatusOr<Caller> caller =
+      admission_.Admit(*context_, start->key(), start->associated_data(),
+                       /*size=*/0, /*limit=*/0);
+  if (!caller.ok()) return caller.status();
+  begun_ = true;
+  return handler_->Begin(*std::move(caller), *start, out_);
+}
+
+void StreamCall::Read() { StartRead(&request_); }
+
+// Sends the next response; OnWriteDone sends the rest. Output that fits one response
+// (the usual case) goes to gRPC as it is, not copied.
+void StreamCall::Send() {
+  std::string chunk;
+  if (sent_ == 0 && out_.size() <= kMaxResponseChunk) {
+    chunk.swap(out_);
+  } else {
+    const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
+    chunk.assign(out_, sent_, n);
+    sent_ += n;
+  }
+  handler_->Sending(chunk.size());
+  response_ =
+      StreamResponse(std::move(chunk), handler_->key_version(), handler_->OutputIsSecret());
+  writing_ = true;
+  StartWrite(&response_);
+}
+
+// Ciphertext needs no wiping.
+void StreamCall::WipeOutput() {
+  if (handler_->OutputIsSecret()) crypto::SecureWipe(out_.data(), out_.size());
+}
+
+// Called with no write outstanding; a read may be (gRPC ends it, not ok).
+void StreamCall::FinishOk() {
+  finished_ = true;
+  Finish(grpc::Status::OK);
+}
+
+void StreamCall::Fail(const absl::Status& status) {
+  finished_ = true;
+  outcome_ = status;
+  handler_->Failed(status);
+  Finish(ToGrpcStatus(status));
+}
+
+}  // namespace sealbox::server

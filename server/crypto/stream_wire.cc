@@ -1,0 +1,180 @@
+#include "server/crypto/stream_wire.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "crypto/secret/secure_wipe.h"
+
+namespace sealbox::server {
+namespace {
+
+// Field numbers: the request's oneof, and the response's two fields.
+constexpr uint64_t kStartField = 1;
+constexpr uint64_t kChunkField = 2;
+constexpr uint64_t kResponseChunkField = 1;
+constexpr uint64_t kResponseVersionField = 2;
+constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;  // protobuf's limit
+
+// Protobuf's wire types.
+enum WireType : uint64_t { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
+
+absl::Status Malformed() {
+  return absl::InvalidArgumentError("the message is not a valid stream request");
+}
+
+// Reads a message that gRPC holds in several slices, byte by byte only for the
+// small things (keys, lengths); a length-delimited field's bytes stay where they are.
+class WireReader {
+ public:
+  explicit WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {
+    SkipEmpty();
+  }
+
+  bool done() const { return slice_ == slices_.size(); }
+
+  bool ReadVarint(uint64_t& value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (done()) return false;
+      const uint8_t byte = slices_[slice_].begin()[offset_];
+      Advance(1);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;  // more than 10 bytes
+  }
+
+  // The next `n` bytes, as pieces of the slices they lie in.
+  bool Take(uint64_t n, std::vector<absl::Span<const uint8_t>>* pieces) {
+    while (n > 0) {
+      if (done()) return false;
+      const grpc::Slice& slice = slices_[slice_];
+      const size_t here = static_cast<size_t>(
+          std::min<uint64_t>(n, slice.size() - offset_));
+      if (pieces != nullptr) pieces->emplace_back(slice.begin() + offset_, here);
+      Advance(here);
+      n -= here;
+    }
+    return true;
+  }
+
+ private:
+  void Advance(size_t n) {
+    offset_ += n;
+    SkipEmpty();
+  }
+
+  void SkipEmpty() {
+    while (slice_ < slices_.size() && offset_ == slices_[slice_].size()) {
+      ++slice_;
+      offset_ = 0;
+    }
+  }
+
+  const std::vector<grpc::Slice>& slices_;
+  size_t slice_ = 0;   // the slice being read
+  size_t offset_ = 0;  // within it
+};
+
+size_t PutVarint(uint64_t value, uint8_t* out) {
+  size_t n = 0;
+  while (value >= 0x80) {
+    out[n++] = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  out[n++] = static_cast<uint8_t>(value);
+  return n;
+}
+
+// A response's output, owned by the slice gRPC sends until gRPC releases it.
+struct OwnedOutput {
+  std::string bytes;
+  bool secret;
+};
+
+void ReleaseOutput(void* owned) {
+  auto* output = static_cast<OwnedOutput*>(owned);
+  if (output->secret) crypto::SecureWipe(output->bytes.data(), output->bytes.size());
+  delete output;
+}
+
+}  // namespace
+
+absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& request) {
+  StreamRequestView view;
+  if (!request.Dump(&view.slices).ok()) return Malformed();
+  WireReader in(view.slices);
+  // Which of the oneof's fields came last (0: neither). As protobuf does: every
+  // `start` must parse, one that follows another merges into it, one that follows a
+  // chunk starts afresh; a chunk replaces whatever came before.
+  uint64_t last = 0;
+  v1::StreamStart start;
+  std::vector<absl::Span<const uint8_t>> chunk;
+  while (!in.done()) {
+    uint64_t key = 0;
+    if (!in.ReadVarint(key) || (key >> 3) == 0 || (key >> 3) > kMaxFieldNumber) {
+      return Malformed();
+    }
+    const uint64_t field = key >> 3;
+    uint64_t size = 0;
+    switch (key & 7) {
+      case kVarint:
+        if (!in.ReadVarint(size)) return Malformed();
+        break;
+      case kFixed64:
+        if (!in.Take(8, nullptr)) return Malformed();
+        break;
+      case kFixed32:
+        if (!in.Take(4, nullptr)) return Malformed();
+        break;
+      case kLength:
+        if (!in.ReadVarint(size)) return Malformed();
+        if (field == kStartField) {
+          std::vector<absl::Span<const uint8_t>> pieces;
+          if (!in.Take(size, &pieces)) return Malformed();
+          std::string bytes;
+          for (absl::Span<const uint8_t> piece : pieces) {
+            bytes.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+          }
+          if (last != kStartField) start.Clear();
+          if (!start.MergeFromString(bytes)) return Malformed();
+          last = kStartField;
+        } else if (field == kChunkField) {
+          chunk.clear();
+          if (!in.Take(size, &chunk)) return Malformed();
+          last = kChunkField;
+        } else if (!in.Take(size, nullptr)) {
+          return Malformed();
+        }
+        break;
+      default:  // groups (deprecated, never in a proto3 schema) and invalid types
+        return Malformed();
+    }
+  }
+  if (last == kStartField) {
+    view.start = std::move(start);
+  } else {
+    view.pieces = std::move(chunk);
+  }
+  return view;
+}
+
+grpc::ByteBuffer StreamResponse(std::string output, uint32_t key_version, bool secret) {
+  std::vector<grpc::Slice> slices;
+  slices.reserve(3);
+  if (!output.empty()) {
+    uint8_t head[11] = {static_cast<uint8_t>(kResponseChunkField << 3 | kLength)};
+    const size_t head_size = 1 + PutVarint(output.size(), head + 1);
+    slices.emplace_back(head, head_size);  // copied: a few bytes
+    auto* owned = new OwnedOutput{std::move(output), secret};
+    slices.emplace_back(owned->bytes.data(), owned->bytes.size(), &ReleaseOutput, owned);
+  }
+  if (key_version != 0) {  // proto3 leaves a zero out
+    uint8_t tail[11] = {static_cast<uint8_t>(kResponseVersionField << 3 | kVarint)};
+    slices.emplace_back(tail, 1 + PutVarint(key_version, tail + 1));
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+}  // namespace sealbox::server
