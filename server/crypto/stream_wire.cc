@@ -14,7 +14,10 @@ constexpr uint64_t kStartField = 1;
 constexpr uint64_t kChunkField = 2;
 constexpr uint64_t kResponseChunkField = 1;
 constexpr uint64_t kResponseVersionField = 2;
-constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;  // protobuf's limit
+// Protobuf's limits: a tag fits 32 bits (so field numbers stay below 2^29), a
+// length 31.
+constexpr uint64_t kMaxTag = 0xffffffff;
+constexpr uint64_t kMaxLength = 0x7fffffff;
 
 // Protobuf's wire types.
 enum WireType : uint64_t { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
@@ -33,16 +36,19 @@ class WireReader {
 
   bool done() const { return slice_ == slices_.size(); }
 
-  bool ReadVarint(uint64_t& value) {
+  // A varint of at most `max_bytes` bytes (protobuf reads a tag or a length in at
+  // most 5, any other varint in at most 10) and at most `max_value`.
+  bool ReadVarint(uint64_t& value, int max_bytes = 10,
+                  uint64_t max_value = ~uint64_t{0}) {
     value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
+    for (int i = 0; i < max_bytes; ++i) {
       if (done()) return false;
       const uint8_t byte = slices_[slice_].begin()[offset_];
       Advance(1);
-      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
+      value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+      if ((byte & 0x80) == 0) return value <= max_value;
     }
-    return false;  // more than 10 bytes
+    return false;  // longer than allowed
   }
 
   // The next `n` bytes, as pieces of the slices they lie in.
@@ -113,7 +119,7 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
   std::vector<absl::Span<const uint8_t>> chunk;
   while (!in.done()) {
     uint64_t key = 0;
-    if (!in.ReadVarint(key) || (key >> 3) == 0 || (key >> 3) > kMaxFieldNumber) {
+    if (!in.ReadVarint(key, 5, kMaxTag) || (key >> 3) == 0) {
       return Malformed();
     }
     const uint64_t field = key >> 3;
@@ -129,7 +135,7 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
         if (!in.Take(4, nullptr)) return Malformed();
         break;
       case kLength:
-        if (!in.ReadVarint(size)) return Malformed();
+        if (!in.ReadVarint(size, 5, kMaxLength)) return Malformed();
         if (field == kStartField) {
           std::vector<absl::Span<const uint8_t>> pieces;
           if (!in.Take(size, &pieces)) return Malformed();

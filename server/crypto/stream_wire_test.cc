@@ -147,6 +147,9 @@ TEST(StreamWireTest, RefusesMalformedMessages) {
       "\x49" "1234567",                             // fixed64 cut short
       "\x0b\x0c",                                   // a group
       std::string("\x00\x01", 2),                   // field number 0
+      std::string("\x90\x8f\x8f\x8f\x8f\x00\x05", 7),  // a tag in 6 bytes
+      std::string("\x90\x80\x80\x80\x10\x05", 6),    // a tag over 32 bits
+      std::string("\x12\x81\x80\x80\x80\x80\x00x", 8),  // a length in 6 bytes
       "\x0a\x02\xff\xff",                           // start that does not parse
       "\x0a\x02\xff\xff\x12\x01x",                  // ... even when a chunk follows
   };
