@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "crypto/aes_gcm.h"
-#include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
 
