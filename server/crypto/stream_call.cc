@@ -49,9 +49,9 @@ void StreamCall::Begin() {
 
 void StreamCall::OnReadDone(bool ok) {
   absl::MutexLock lock(&mu_);
-  if (finished_) return;
+  if (finished_ || failing_) return;
   if (ok) slots_.watchdog.Touch(watch_id_);
-  if (writing_) {  // the previous answer is still going out: this message waits
+  if (!CanProcess(ok)) {  // output is still waiting to go out: this message waits
     parked_ = true;
     parked_ok_ = ok;
     return;
@@ -65,13 +65,17 @@ void StreamCall::OnWriteDone(bool ok) {
   response_.Clear();  // gRPC releases (and for plaintext, wipes) the output
   if (finished_) return;
   if (!ok) return Fail(absl::CancelledError("client stopped reading"));
+  if (failing_) return Fail(failure_);
   slots_.watchdog.Touch(watch_id_);
-  if (sent_ < out_.size()) return Send();
-  WipeOutput();
-  out_.clear();
-  sent_ = 0;
-  if (finishing_) return FinishOk();
-  if (parked_) {
+  if (sent_ < out_.size()) {
+    Send();  // output made while this write went out, or the rest of a large one
+  } else {
+    WipeOutput();
+    out_.clear();
+    sent_ = 0;
+    if (finishing_) return FinishOk();
+  }
+  if (parked_ && CanProcess(parked_ok_)) {
     parked_ = false;
     Process(parked_ok_);
   }
@@ -96,8 +100,8 @@ void StreamCall::OnDone() {
   delete this;
 }
 
-// The message in request_ (or the end of the client's half, `ok` false), with no
-// answer being written.
+// The message in request_ (or the end of the client's half, `ok` false), when
+// CanProcess says it may be.
 void StreamCall::Process(bool ok) {
   if (!ok) {  // the client half-closed, or went away
     // A cancelled call is not a truncated stream: nothing to finish or count.
@@ -128,9 +132,21 @@ void StreamCall::Process(bool ok) {
       if (!status.ok()) break;
     }
   }
-  if (!status.ok()) return Fail(status);
-  if (!out_.empty()) Send();
+  if (!status.ok()) {
+    if (!writing_) return Fail(status);
+    failing_ = true;  // once the write in flight is done: Finish waits for no write
+    failure_ = status;
+    return;
+  }
+  if (!out_.empty() && !writing_) Send();  // else OnWriteDone sends it
   Read();  // the handler is done with the message: it may take the next
+}
+
+// A message read (`ok`) may be processed while an answer is being written, as long
+// as no output is waiting: the cipher then runs while the transport sends. The
+// half-close waits for every write, since it may finish the call.
+bool StreamCall::CanProcess(bool ok) const {
+  return out_.empty() && (ok || !writing_);
 }
 
 absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {

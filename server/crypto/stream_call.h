@@ -1,9 +1,10 @@
 // The protocol every streaming Crypto call follows, whatever its messages mean: read
 // a message, answer with whatever output it completed (in responses of at most
-// kMaxResponseChunk), and meanwhile read the next, which waits until that answer is
-// written. One message in flight each way keeps memory bounded by a message, a
-// response and a segment, however long the stream; reading while writing keeps the
-// transport busy both ways. The first message must be `start`; the caller is
+// kMaxResponseChunk), and meanwhile read the next. A message is processed as soon
+// as it arrives, even while the last answer is being written, unless output is
+// already waiting; so the cipher overlaps the transport, and memory stays bounded
+// by a request, a response being written, one waiting output and a segment,
+// however long the stream. The first message must be `start`; the caller is
 // admitted on it. Messages are read and written in their wire form (stream_wire.h),
 // so a chunk's bytes are used where gRPC received them and the output is handed to
 // gRPC as it is. A StreamHandler says what the messages mean (crypto_streams.cc has
@@ -93,6 +94,7 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
              std::unique_ptr<StreamHandler> handler);
 
   void Begin();
+  bool CanProcess(bool ok) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Process(bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FirstMessage(const v1::StreamStart* start)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -123,6 +125,8 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   bool writing_ ABSL_GUARDED_BY(mu_) = false;    // a StartWrite is outstanding
   bool parked_ ABSL_GUARDED_BY(mu_) = false;     // a read done, waiting for the write
   bool parked_ok_ ABSL_GUARDED_BY(mu_) = false;
+  bool failing_ ABSL_GUARDED_BY(mu_) = false;  // failed while a write was in flight
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);  // ... with this, sent when it is done
 };
 
 }  // namespace sealbox::server
