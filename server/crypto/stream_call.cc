@@ -64,8 +64,8 @@ void StreamCall::OnWriteDone(bool ok) {
   writing_ = false;
   response_.Clear();  // gRPC releases (and for plaintext, wipes) the output
   if (finished_) return;
+  if (failing_) return Fail(failure_);  // whether or not the client still reads
   if (!ok) return Fail(absl::CancelledError("client stopped reading"));
-  if (failing_) return Fail(failure_);
   slots_.watchdog.Touch(watch_id_);
   if (sent_ < out_.size()) {
     Send();  // output made while this write went out, or the rest of a large one
@@ -134,7 +134,11 @@ void StreamCall::Process(bool ok) {
   }
   if (!status.ok()) {
     if (!writing_) return Fail(status);
-    failing_ = true;  // once the write in flight is done: Finish waits for no write
+    // Counted now, so that a client that goes away cannot escape the decryption
+    // failure limit; the call ends once the write in flight is done (Finish is not
+    // called with a write outstanding).
+    handler_->Failed(status);
+    failing_ = true;
     failure_ = status;
     return;
   }
@@ -195,7 +199,7 @@ void StreamCall::FinishOk() {
 void StreamCall::Fail(const absl::Status& status) {
   finished_ = true;
   outcome_ = status;
-  handler_->Failed(status);
+  if (!failing_) handler_->Failed(status);  // else counted when it was met
   Finish(ToGrpcStatus(status));
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -593,6 +594,57 @@ TEST_F(ServiceTest, TruncatedStreamFails) {
   std::string opened;
   EXPECT_EQ(OpenStream("alpha", ciphertext + "x", 5000, &opened).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// The server decrypts a message while its last answer is still going out. A
+// forgery met then is counted at once, before the client reads anything (so a
+// client that goes away cannot escape the decryption failure limit), and ends the
+// call once that answer is out.
+TEST_F(ServiceTest, AForgeryMetWhileAnAnswerIsOutIsCountedAndEndsTheCall) {
+  const std::string plaintext = RandomString(2 << 20);
+  std::string ciphertext;
+  ASSERT_TRUE(SealStream("alpha", plaintext, 1 << 20, &ciphertext, 65536).ok());
+  ciphertext[(3 << 20) / 2] ^= 1;  // in the second MiB
+  // A client whose receive window holds far less than an answer: the first answer
+  // stays in flight until the client reads.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  args.SetMaxReceiveMessageSize(8 << 20);
+  auto crypto = v1::Crypto::NewStub(grpc::CreateCustomChannel(
+      absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials(),
+      args));
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+  auto stream = crypto->OpenStream(&context);
+  v1::OpenStreamRequest request;
+  request.mutable_start()->set_key("default");
+  ASSERT_TRUE(stream->Write(request));
+  for (size_t at : {size_t{0}, size_t{1} << 20}) {
+    request.set_ciphertext_chunk(ciphertext.substr(at, 1 << 20));
+    ASSERT_TRUE(stream->Write(request));
+  }
+  const std::string counted =
+      "sealbox_key_decryption_failures_total{tenant=\"alpha\",key=\"default\"} 1";
+  for (int i = 0; i < 250 && server_->RenderMetrics().find(counted) == std::string::npos;
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_THAT(server_->RenderMetrics(), HasSubstr(counted));
+  // The first MiB's plaintext still arrives whole, then the one uniform failure.
+  std::string opened;
+  v1::OpenStreamResponse response;
+  while (stream->Read(&response)) opened.append(response.plaintext_chunk());
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "decryption failed");
+  EXPECT_LE(opened.size(), size_t{1} << 20);
+  EXPECT_EQ(opened, plaintext.substr(0, opened.size()));
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_failures_total 1"));
+  EXPECT_THAT(metrics, HasSubstr(counted));  // once
+  EXPECT_THAT(metrics,
+              HasSubstr("sealbox_rpcs_total{method=\"OpenStream\",code=\"INVALID_ARGUMENT\"} 1"));
 }
 
 TEST_F(ServiceTest, RestartKeepsEverything) {
