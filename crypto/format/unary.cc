@@ -3,6 +3,8 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "crypto/byte_order/byte_order.h"
@@ -74,21 +76,22 @@ absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveForTesting(
   return subkey;
 }
 
-absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(
-    absl::Span<const uint8_t> plaintext, absl::Span<const uint8_t> aad) {
+template <typename Output>
+absl::StatusOr<Output> EpochSubkey::Seal(absl::Span<const uint8_t> plaintext,
+                                         absl::Span<const uint8_t> aad) {
   // Each call takes its own counter value, so concurrent Seals never share a nonce.
   // Values past the limit are burnt, never wrapped.
   const uint64_t counter = next_counter_.fetch_add(1, std::memory_order_relaxed);
   if (counter >= kMaxMessagesPerEpoch) {
     return absl::ResourceExhaustedError("epoch exhausted; derive a new epoch");
   }
-  std::vector<uint8_t> out(kUnaryOverheadBytes + plaintext.size());
-  out[0] = kUnaryFormatV1;
-  StoreBigEndian32(version_, &out[kVersionOffset]);
-  std::copy(epoch_id_.begin(), epoch_id_.end(), &out[kEpochIdOffset]);
-  StoreBigEndian64(counter, &out[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
+  Output out(kUnaryOverheadBytes + plaintext.size(), 0);
+  const absl::Span<uint8_t> all(reinterpret_cast<uint8_t*>(out.data()), out.size());
+  all[0] = kUnaryFormatV1;
+  StoreBigEndian32(version_, &all[kVersionOffset]);
+  std::copy(epoch_id_.begin(), epoch_id_.end(), &all[kEpochIdOffset]);
+  StoreBigEndian64(counter, &all[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
 
-  const absl::Span<uint8_t> all = absl::MakeSpan(out);
   const absl::Status status =
       key_->Seal(all.subspan(kNonceOffset, kUnaryNonceBytes),
                  GcmAad(all.first(kUnaryHeaderBytes), aad), plaintext,
@@ -99,22 +102,38 @@ absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(
 
 absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(
     absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> aad) const {
+  std::vector<uint8_t> plaintext(OpenedBytes(ciphertext));
+  if (absl::Status s = OpenInto(ciphertext, aad, absl::MakeSpan(plaintext)); !s.ok()) {
+    return s;
+  }
+  return plaintext;
+}
+
+absl::Status EpochSubkey::OpenInto(absl::Span<const uint8_t> ciphertext,
+                                   absl::Span<const uint8_t> aad,
+                                   absl::Span<uint8_t> plaintext) const {
   absl::StatusOr<UnaryHeader> header = ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
+  if (plaintext.size() != OpenedBytes(ciphertext)) {
+    return absl::InternalError("OpenInto: the output must be the ciphertext's body size");
+  }
   if (header->key_version != version_ || header->epoch_id != epoch_id_) {
     return DecryptionFailedError();
   }
-  const size_t body_bytes = ciphertext.size() - kUnaryOverheadBytes;
-  std::vector<uint8_t> plaintext(body_bytes);
   const absl::Status status = key_->Open(
       ciphertext.subspan(kNonceOffset, kUnaryNonceBytes),
       GcmAad(ciphertext.first(kUnaryHeaderBytes), aad),
-      ciphertext.subspan(kUnaryHeaderBytes, body_bytes), ciphertext.last(kTagBytes),
-      absl::MakeSpan(plaintext));
+      ciphertext.subspan(kUnaryHeaderBytes, plaintext.size()), ciphertext.last(kTagBytes),
+      plaintext);
   // Open has already wiped `plaintext` on failure.
   if (!status.ok()) return DecryptionFailedError();
-  return plaintext;
+  return absl::OkStatus();
 }
+
+template absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(absl::Span<const uint8_t>,
+                                                                absl::Span<const uint8_t>);
+template absl::StatusOr<std::string> EpochSubkey::Seal(absl::Span<const uint8_t>,
+                                                       absl::Span<const uint8_t>);
 
 bool EpochSubkey::NearlyExhausted() const {
   return next_counter_.load(std::memory_order_relaxed) >= kNearlyExhaustedMessages;

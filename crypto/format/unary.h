@@ -51,6 +51,12 @@ struct UnaryHeader {
   EpochId epoch_id{};
 };
 
+// The plaintext size of a unary ciphertext (0 if it is too short to be one).
+inline size_t OpenedBytes(absl::Span<const uint8_t> ciphertext) {
+  return ciphertext.size() < kUnaryOverheadBytes ? 0
+                                                 : ciphertext.size() - kUnaryOverheadBytes;
+}
+
 // Reads the header; INVALID_ARGUMENT "decryption failed" for anything that is not a
 // well-formed v1 ciphertext (too short, unknown format byte), so a caller learns
 // nothing beyond what Open would say.
@@ -78,14 +84,20 @@ class EpochSubkey {
 
   // Seals under this epoch; the nonce is 4 zero bytes || u64 BE message counter.
   // RESOURCE_EXHAUSTED once 2^32 messages have been sealed (the caller then derives
-  // a new epoch); never reuses a nonce.
-  absl::StatusOr<std::vector<uint8_t>> Seal(absl::Span<const uint8_t> plaintext,
-                                            absl::Span<const uint8_t> aad);
+  // a new epoch); never reuses a nonce. `Output` is std::vector<uint8_t> or
+  // std::string (which a protobuf field takes without a copy).
+  template <typename Output = std::vector<uint8_t>>
+  absl::StatusOr<Output> Seal(absl::Span<const uint8_t> plaintext,
+                              absl::Span<const uint8_t> aad);
 
   // Opens a ciphertext whose header names this epoch and version; any other, and
   // any failure of authentication: INVALID_ARGUMENT "decryption failed".
   absl::StatusOr<std::vector<uint8_t>> Open(absl::Span<const uint8_t> ciphertext,
                                             absl::Span<const uint8_t> aad) const;
+  // Open into the caller's `plaintext`, of exactly OpenedBytes(ciphertext) bytes;
+  // wiped on failure. No copy of the plaintext is left anywhere else.
+  absl::Status OpenInto(absl::Span<const uint8_t> ciphertext,
+                        absl::Span<const uint8_t> aad, absl::Span<uint8_t> plaintext) const;
 
   // True when this epoch should be replaced (past 2^31 messages: well before the limit).
   bool NearlyExhausted() const;

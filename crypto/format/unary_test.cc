@@ -3,6 +3,7 @@
 #include "crypto/format/unary.h"
 
 #include <set>
+#include <string>
 #include <thread>
 
 #include "crypto/aes_gcm.h"
@@ -47,6 +48,35 @@ TEST(UnaryTest, RoundTrip) {
       EXPECT_EQ(*opened, plaintext);
     }
   }
+}
+
+// Seal into a string and OpenInto a buffer of the caller's: the same bytes as the
+// vector forms; a failed open leaves the buffer zero, a wrong-size buffer is refused.
+TEST(UnaryTest, StringOutputAndOpenInto) {
+  auto subkey = Subkey(Sequence(32));
+  for (size_t size : {0, 1, 15, 16, 17, 1000}) {
+    const Bytes plaintext = Sequence(size, 3);
+    const Bytes aad = FromString("record-7");
+    absl::StatusOr<std::string> sealed = subkey->Seal<std::string>(plaintext, aad);
+    ASSERT_TRUE(sealed.ok()) << sealed.status();
+    const Bytes ciphertext(sealed->begin(), sealed->end());
+    ASSERT_EQ(ciphertext.size(), size + kUnaryOverheadBytes);
+    EXPECT_EQ(OpenedBytes(ciphertext), size);
+    Bytes opened(size, 0xee);
+    ASSERT_TRUE(subkey->OpenInto(ciphertext, aad, absl::MakeSpan(opened)).ok());
+    EXPECT_EQ(opened, plaintext);
+
+    Bytes forged = ciphertext;
+    forged.back() ^= 1;
+    Bytes out(size, 0xee);
+    EXPECT_EQ(subkey->OpenInto(forged, aad, absl::MakeSpan(out)).message(),
+              "decryption failed");
+    EXPECT_EQ(out, Bytes(size, 0));
+    Bytes wrong_size(size + 1);
+    EXPECT_EQ(subkey->OpenInto(ciphertext, aad, absl::MakeSpan(wrong_size)).code(),
+              absl::StatusCode::kInternal);
+  }
+  EXPECT_EQ(OpenedBytes(Bytes(kUnaryOverheadBytes - 1)), 0u);
 }
 
 TEST(UnaryTest, HeaderLayout) {

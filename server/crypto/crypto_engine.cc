@@ -8,6 +8,7 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/decryption_failure.h"
 #include "crypto/secret/secure_wipe.h"
+#include "server/crypto/bytes.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -81,7 +82,7 @@ absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
-  absl::StatusOr<std::vector<uint8_t>> ciphertext = (*epoch)->Seal(plaintext, aad);
+  absl::StatusOr<std::string> ciphertext = (*epoch)->Seal<std::string>(plaintext, aad);
   if (!ciphertext.ok()) return ciphertext.status();
   return Sealed{*std::move(ciphertext), (*epoch)->version()};
 }
@@ -103,11 +104,12 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
                      {entry.tenant, entry.name, header.key_version}, header.epoch_id);
 }
 
-absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,
-                                          const std::string& tenant,
-                                          const std::string& key,
-                                          absl::Span<const uint8_t> ciphertext,
-                                          absl::Span<const uint8_t> aad) {
+absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
+                                            const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> ciphertext,
+                                            absl::Span<const uint8_t> aad,
+                                            std::string& plaintext) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
@@ -117,22 +119,27 @@ absl::StatusOr<Opened> CryptoEngine::Open(const Snapshot& snapshot,
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
-  absl::StatusOr<Opened> opened = OpenWith(*entry, ciphertext, aad);
-  if (crypto::IsDecryptionFailure(opened.status())) CountFailure(*entry);
-  return opened;
+  absl::StatusOr<uint32_t> version = OpenWith(*entry, ciphertext, aad, plaintext);
+  if (crypto::IsDecryptionFailure(version.status())) CountFailure(*entry);
+  return version;
 }
 
-absl::StatusOr<Opened> CryptoEngine::OpenWith(const KeyEntry& entry,
-                                              absl::Span<const uint8_t> ciphertext,
-                                              absl::Span<const uint8_t> aad) {
+absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
+                                                absl::Span<const uint8_t> ciphertext,
+                                                absl::Span<const uint8_t> aad,
+                                                std::string& plaintext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
       SubkeyForOpen(entry, *header);
   if (!subkey.ok()) return subkey.status();
-  absl::StatusOr<std::vector<uint8_t>> plaintext = (*subkey)->Open(ciphertext, aad);
-  if (!plaintext.ok()) return plaintext.status();
-  return Opened{*std::move(plaintext), header->key_version};
+  plaintext.resize(crypto::OpenedBytes(ciphertext));
+  absl::Status opened = (*subkey)->OpenInto(ciphertext, aad, AsWritableBytes(plaintext));
+  if (!opened.ok()) {
+    plaintext.clear();  // already wiped
+    return opened;
+  }
+  return header->key_version;
 }
 
 absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
@@ -150,14 +157,14 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
       CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
-  absl::StatusOr<Opened> opened = Open(current, tenant, key, ciphertext, aad);
+  std::string plaintext;
+  absl::StatusOr<uint32_t> opened = Open(current, tenant, key, ciphertext, aad, plaintext);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<Sealed> sealed = Seal(current, tenant, key, opened->plaintext, aad);
+  absl::StatusOr<Sealed> sealed = Seal(current, tenant, key, AsBytes(plaintext), aad);
   // The plaintext never leaves the server; wipe it before returning.
-  crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
+  crypto::SecureWipe(plaintext.data(), plaintext.size());
   if (!sealed.ok()) return sealed.status();
-  return Rewrapped{std::move(sealed->ciphertext), sealed->key_version,
-                   opened->key_version};
+  return Rewrapped{std::move(sealed->ciphertext), sealed->key_version, *opened};
 }
 
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(

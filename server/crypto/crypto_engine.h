@@ -19,18 +19,14 @@
 
 namespace sealbox::server {
 
+// Ciphertexts are strings, which protobuf fields take without a copy.
 struct Sealed {
-  std::vector<uint8_t> ciphertext;
-  uint32_t key_version = 0;
-};
-
-struct Opened {
-  std::vector<uint8_t> plaintext;
+  std::string ciphertext;
   uint32_t key_version = 0;
 };
 
 struct Rewrapped {
-  std::vector<uint8_t> ciphertext;
+  std::string ciphertext;
   uint32_t key_version = 0;
   uint32_t previous_key_version = 0;
 };
@@ -67,10 +63,12 @@ class CryptoEngine {
   absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
                               const std::string& key, absl::Span<const uint8_t> plaintext,
                               absl::Span<const uint8_t> aad);
-  absl::StatusOr<Opened> Open(const Snapshot& snapshot, const std::string& tenant,
-                              const std::string& key,
-                              absl::Span<const uint8_t> ciphertext,
-                              absl::Span<const uint8_t> aad);
+  // Opens into `plaintext` (resized to fit; wiped and emptied on failure), so the
+  // plaintext is written once, where the caller wants it; returns the key version.
+  absl::StatusOr<uint32_t> Open(const Snapshot& snapshot, const std::string& tenant,
+                                const std::string& key,
+                                absl::Span<const uint8_t> ciphertext,
+                                absl::Span<const uint8_t> aad, std::string& plaintext);
   absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
                                    const std::string& key,
                                    absl::Span<const uint8_t> ciphertext,
@@ -105,9 +103,9 @@ class CryptoEngine {
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 
   // Open without the limit's bookkeeping.
-  absl::StatusOr<Opened> OpenWith(const KeyEntry& entry,
-                                  absl::Span<const uint8_t> ciphertext,
-                                  absl::Span<const uint8_t> aad);
+  absl::StatusOr<uint32_t> OpenWith(const KeyEntry& entry,
+                                    absl::Span<const uint8_t> ciphertext,
+                                    absl::Span<const uint8_t> aad, std::string& plaintext);
 
   // The subkey for (key, version, epoch): the key's own sealing epoch while it is
   // current, else from epochs_.

@@ -1,5 +1,8 @@
 #include "server/crypto/crypto_service.h"
 
+#include <string>
+#include <utility>
+
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/crypto_streams.h"
@@ -9,16 +12,35 @@
 namespace sealbox::server {
 namespace {
 
+// Wipes a plaintext field of the response once gRPC is done with the call (Finish
+// has serialized the response by then).
+class WipeWhenDone final : public grpc::ServerUnaryReactor {
+ public:
+  explicit WipeWhenDone(std::string* plaintext) : plaintext_(plaintext) {}
+
+  void OnDone() override {
+    crypto::SecureWipe(plaintext_->data(), plaintext_->size());
+    delete this;
+  }
+
+ private:
+  std::string* const plaintext_;
+};
+
 // Finishes a unary call and records it.
 class UnaryCall {
  public:
   UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, const char* method)
       : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
 
-  grpc::ServerUnaryReactor* Done(const absl::Status& status) {
+  // `plaintext`, when given, is the response's plaintext field: wiped at the end.
+  grpc::ServerUnaryReactor* Done(const absl::Status& status,
+                                 std::string* plaintext = nullptr) {
     RecordCallOutcome(
         method_, status, started_, [this] { return context_->peer(); }, *metrics_);
-    grpc::ServerUnaryReactor* reactor = context_->DefaultReactor();
+    grpc::ServerUnaryReactor* reactor = plaintext != nullptr
+                                            ? new WipeWhenDone(plaintext)
+                                            : context_->DefaultReactor();
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
@@ -54,7 +76,7 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
       AsBytes(request->associated_data()));
   if (!sealed.ok()) return call.Done(sealed.status());
   metrics_->AddBytesSealed(request->plaintext().size());
-  response->set_ciphertext(AsString(sealed->ciphertext));
+  response->set_ciphertext(std::move(sealed->ciphertext));
   response->set_key_version(sealed->key_version);
   return call.Done(absl::OkStatus());
 }
@@ -67,16 +89,16 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
       admission_.Admit(*context, request->key(), request->associated_data(),
                        request->ciphertext().size(), MaxUnaryCiphertextBytes());
   if (!caller.ok()) return call.Done(caller.status());
-  absl::StatusOr<Opened> opened = engine_.Open(
+  // Opened straight into the response; gRPC serializes it from there.
+  std::string* plaintext = response->mutable_plaintext();
+  absl::StatusOr<uint32_t> version = engine_.Open(
       *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
-      AsBytes(request->associated_data()));
-  CountOpenOutcome(opened.status(), caller->tenant, request->key(), *metrics_);
-  if (!opened.ok()) return call.Done(opened.status());
-  metrics_->AddBytesOpened(opened->plaintext.size());
-  response->set_plaintext(AsString(opened->plaintext));
-  crypto::SecureWipe(opened->plaintext.data(), opened->plaintext.size());
-  response->set_key_version(opened->key_version);
-  return call.Done(absl::OkStatus());
+      AsBytes(request->associated_data()), *plaintext);
+  CountOpenOutcome(version.status(), caller->tenant, request->key(), *metrics_);
+  if (!version.ok()) return call.Done(version.status());
+  metrics_->AddBytesOpened(plaintext->size());
+  response->set_key_version(*version);
+  return call.Done(absl::OkStatus(), plaintext);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
@@ -92,7 +114,7 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
       AsBytes(request->associated_data()));
   CountOpenOutcome(rewrapped.status(), caller->tenant, request->key(), *metrics_);
   if (!rewrapped.ok()) return call.Done(rewrapped.status());
-  response->set_ciphertext(AsString(rewrapped->ciphertext));
+  response->set_ciphertext(std::move(rewrapped->ciphertext));
   response->set_key_version(rewrapped->key_version);
   response->set_previous_key_version(rewrapped->previous_key_version);
   return call.Done(absl::OkStatus());
