@@ -34,10 +34,12 @@ const std::vector<std::pair<const char*, bool CpuFeatures::*>>& FeatureTable() {
           {"vaes", &CpuFeatures::x86_vaes},
           {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq},
           {"avx512", &CpuFeatures::x86_avx512},
+          {"sse42", &CpuFeatures::x86_sse42},
           {"aes", &CpuFeatures::arm_aes},
           {"pmull", &CpuFeatures::arm_pmull},
           {"sha3", &CpuFeatures::arm_sha3},
           {"neon", &CpuFeatures::arm_neon},
+          {"crc32", &CpuFeatures::arm_crc32},
       };
   return *table;
 }
@@ -95,6 +97,7 @@ CpuFeatures DetectCpuFeatures() {
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     f.x86_aesni = (ecx >> 25) & 1;
     f.x86_pclmulqdq = (ecx >> 1) & 1;
+    f.x86_sse42 = (ecx >> 20) & 1;
     const bool osxsave = (ecx >> 27) & 1;
     const bool avx = (ecx >> 28) & 1;
     const uint64_t xcr0 = osxsave ? ReadXcr0() : 0;
@@ -117,6 +120,7 @@ CpuFeatures DetectCpuFeatures() {
   f.arm_aes = (hwcap & HWCAP_AES) != 0;
   f.arm_pmull = (hwcap & HWCAP_PMULL) != 0;
   f.arm_sha3 = (hwcap & HWCAP_SHA3) != 0;
+  f.arm_crc32 = (hwcap & HWCAP_CRC32) != 0;
 #endif
   return f;
 }

@@ -39,9 +39,13 @@ __attribute__((target("+aes"))) void ProbePmull() {
 __attribute__((target("arch=armv8.2-a+sha3"))) void ProbeSha3() {
   asm volatile("eor3 v0.16b, v0.16b, v0.16b, v0.16b" ::: "v0");
 }
+__attribute__((target("+crc"))) void ProbeCrc32() {
+  asm volatile("crc32cx w0, w0, x0" ::: "x0");
+}
 #elif defined(__x86_64__)
 void ProbeAesni() { asm volatile("aesenc %%xmm0, %%xmm0" ::: "xmm0"); }
 void ProbePclmulqdq() { asm volatile("pclmulqdq $0, %%xmm0, %%xmm0" ::: "xmm0"); }
+void ProbeSse42() { asm volatile("crc32q %%rax, %%rax" ::: "rax"); }
 void ProbeAvx() { asm volatile("vxorps %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
 void ProbeAvx2() { asm volatile("vpaddd %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
 void ProbeVaes() { asm volatile("vaesenc %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
@@ -69,6 +73,7 @@ const std::vector<Feature>& FeaturesOfThisArchitecture() {
       {"aes", &CpuFeatures::arm_aes, ProbeAes},
       {"pmull", &CpuFeatures::arm_pmull, ProbePmull},
       {"sha3", &CpuFeatures::arm_sha3, ProbeSha3},
+      {"crc32", &CpuFeatures::arm_crc32, ProbeCrc32},
 #elif defined(__x86_64__)
       {"aesni", &CpuFeatures::x86_aesni, ProbeAesni},
       {"pclmulqdq", &CpuFeatures::x86_pclmulqdq, ProbePclmulqdq},
@@ -77,6 +82,7 @@ const std::vector<Feature>& FeaturesOfThisArchitecture() {
       {"vaes", &CpuFeatures::x86_vaes, ProbeVaes},
       {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq, ProbeVpclmulqdq},
       {"avx512", &CpuFeatures::x86_avx512, ProbeAvx512},
+      {"sse42", &CpuFeatures::x86_sse42, ProbeSse42},
 #endif
   };
   return *features;

@@ -192,7 +192,7 @@ TEST_F(DispatchTest, HidingFeaturesRemovesThemFromDetection) {
   // stay hidden for the whole process; the hook hides more on top of them.
   const std::string before = GetCpuFeatures().ToString();
   ASSERT_TRUE(HideCpuFeaturesForTesting("aesni,pclmulqdq,avx,avx2,vaes,vpclmulqdq,"
-                                        "avx512,aes,pmull,sha3,neon")
+                                        "avx512,sse42,aes,pmull,sha3,neon,crc32")
                   .ok());
   CpuFeatures hidden = GetCpuFeatures();
   EXPECT_EQ(hidden.ToString(), "");
