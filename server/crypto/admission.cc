@@ -27,6 +27,14 @@ absl::Status TooLarge(size_t size, size_t limit) {
 absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& context,
                                         const std::string& key, const std::string& aad,
                                         size_t size, size_t limit) const {
+  absl::StatusOr<Caller> caller = Authenticate(context);
+  if (!caller.ok()) return caller.status();
+  if (absl::Status s = CheckRequest(key, aad, size, limit); !s.ok()) return s;
+  return caller;
+}
+
+absl::StatusOr<Caller> Admission::Authenticate(
+    const grpc::CallbackServerContext& context) const {
   // Before the keystore has loaded no token is known: say so, rather than count every
   // caller as a failed authentication.
   if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
@@ -34,12 +42,17 @@ absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& conte
   absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
   if (!tenant.ok()) return tenant.status();
   caller.tenant = *std::move(tenant);
+  return caller;
+}
+
+absl::Status Admission::CheckRequest(const std::string& key, const std::string& aad,
+                                     size_t size, size_t limit) {
   // The admin plane's rule: a name no key can have is refused before any lookup, and
   // never echoed.
   if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
   if (absl::Status s = CheckAssociatedData(aad); !s.ok()) return s;
   if (size > limit) return TooLarge(size, limit);
-  return caller;
+  return absl::OkStatus();
 }
 
 }  // namespace sealbox::server

@@ -26,14 +26,21 @@ class Admission {
   Admission(Keystore* keystore, const Authenticator* authenticator)
       : keystore_(keystore), authenticator_(authenticator) {}
 
-  // `size` is the plaintext or ciphertext the call carries, `limit` its unary bound
-  // (a stream's start message passes 0 and 0). Errors: UNAVAILABLE before the
-  // keystore has loaded, UNAUTHENTICATED / PERMISSION_DENIED from the authenticator,
-  // INVALID_ARGUMENT for a bad key name or oversized associated data,
-  // RESOURCE_EXHAUSTED for an oversized message.
+  // Authenticate, then CheckRequest.
   absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
                                const std::string& key, const std::string& aad,
                                size_t size, size_t limit) const;
+
+  // The caller, once per call. Errors: UNAVAILABLE before the keystore has loaded,
+  // UNAUTHENTICATED / PERMISSION_DENIED from the authenticator.
+  absl::StatusOr<Caller> Authenticate(const grpc::CallbackServerContext& context) const;
+
+  // One request of a call (a batch has several): `size` is the plaintext or
+  // ciphertext it carries, `limit` its unary bound (a stream's start message passes
+  // 0 and 0). Errors: INVALID_ARGUMENT for a bad key name or oversized associated
+  // data, RESOURCE_EXHAUSTED for an oversized message.
+  static absl::Status CheckRequest(const std::string& key, const std::string& aad,
+                                   size_t size, size_t limit);
 
  private:
   Keystore* keystore_;

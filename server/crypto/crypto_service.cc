@@ -1,30 +1,39 @@
 #include "server/crypto/crypto_service.h"
 
+#include <openssl/rand.h>
+
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "crypto/decryption_failure.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
-#include "server/crypto/crypto_streams.h"
 #include "server/crypto/call_outcome.h"
+#include "server/crypto/checksums.h"
+#include "server/crypto/crypto_streams.h"
 #include "server/grpc_status.h"
 
 namespace sealbox::server {
 namespace {
 
-// Wipes a plaintext field of the response once gRPC is done with the call (Finish
+// Wipes plaintext fields of the response once gRPC is done with the call (Finish
 // has serialized the response by then).
 class WipeWhenDone final : public grpc::ServerUnaryReactor {
  public:
-  explicit WipeWhenDone(std::string* plaintext) : plaintext_(plaintext) {}
+  explicit WipeWhenDone(std::vector<std::string*> plaintexts)
+      : plaintexts_(std::move(plaintexts)) {}
 
   void OnDone() override {
-    crypto::SecureWipe(plaintext_->data(), plaintext_->size());
+    for (std::string* plaintext : plaintexts_) {
+      crypto::SecureWipe(plaintext->data(), plaintext->size());
+    }
     delete this;
   }
 
  private:
-  std::string* const plaintext_;
+  const std::vector<std::string*> plaintexts_;
 };
 
 // Finishes a unary call and records it.
@@ -33,14 +42,14 @@ class UnaryCall {
   UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, const char* method)
       : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
 
-  // `plaintext`, when given, is the response's plaintext field: wiped at the end.
+  // `plaintexts` are fields of the response that hold plaintext: wiped at the end.
   grpc::ServerUnaryReactor* Done(const absl::Status& status,
-                                 std::string* plaintext = nullptr) {
+                                 std::vector<std::string*> plaintexts = {}) {
     RecordCallOutcome(
         method_, status, started_, [this] { return context_->peer(); }, *metrics_);
-    grpc::ServerUnaryReactor* reactor = plaintext != nullptr
-                                            ? new WipeWhenDone(plaintext)
-                                            : context_->DefaultReactor();
+    grpc::ServerUnaryReactor* reactor =
+        plaintexts.empty() ? context_->DefaultReactor()
+                           : new WipeWhenDone(std::move(plaintexts));
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
@@ -52,6 +61,40 @@ class UnaryCall {
   absl::Time started_;
 };
 
+// A batch call's own checks: 1 to kMaxBatchItems items, whose payloads (`size` of
+// each) together fit `limit`.
+template <typename Items, typename Size>
+absl::Status CheckBatch(const Items& items, Size size, size_t limit) {
+  if (items.empty() || items.size() > kMaxBatchItems) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a batch carries 1 to ", kMaxBatchItems, " items; this one has ", items.size()));
+  }
+  size_t total = 0;
+  for (const auto& item : items) total += size(item);
+  if (total > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ",
+                     limit, " (--max-unary-bytes); split it into smaller batches"));
+  }
+  return absl::OkStatus();
+}
+
+// Runs `work` on every item into its own result; an item's failure becomes that
+// result's error and never touches the others.
+template <typename Items, typename Results, typename Work>
+void RunBatch(const Items& items, Results& results, Metrics& metrics, Work work) {
+  results.Reserve(items.size());
+  for (const auto& item : items) {
+    auto* result = results.Add();
+    if (absl::Status s = work(item, *result); !s.ok()) {
+      // The call itself ends OK, so its items' failed decryptions are counted here
+      // (a unary call's by its outcome).
+      if (crypto::IsDecryptionFailure(s)) metrics.CountDecryptionFailure();
+      *result->mutable_error() = ToItemError(s);  // replaces any partial result
+    }
+  }
+}
+
 }  // namespace
 
 CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
@@ -61,63 +104,146 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       metrics_(metrics),
       engine_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key,
               [keystore] { return keystore->CaughtUpSnapshot(); }),
+      work_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 
 grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
                                               const v1::SealRequest* request,
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, "Seal");
-  absl::StatusOr<Caller> caller =
-      admission_.Admit(*context, request->key(), request->associated_data(),
-                       request->plaintext().size(), limits_.max_unary_bytes);
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
   if (!caller.ok()) return call.Done(caller.status());
-  absl::StatusOr<Sealed> sealed = engine_.Seal(
-      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->plaintext()),
-      AsBytes(request->associated_data()));
-  if (!sealed.ok()) return call.Done(sealed.status());
-  metrics_->AddBytesSealed(request->plaintext().size());
-  response->set_ciphertext(std::move(sealed->ciphertext));
-  response->set_key_version(sealed->key_version);
-  return call.Done(absl::OkStatus());
+  return call.Done(work_.Seal(*caller, *request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
                                               const v1::OpenRequest* request,
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, "Open");
-  absl::StatusOr<Caller> caller =
-      admission_.Admit(*context, request->key(), request->associated_data(),
-                       request->ciphertext().size(), MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
   if (!caller.ok()) return call.Done(caller.status());
-  // Opened straight into the response; gRPC serializes it from there.
-  std::string* plaintext = response->mutable_plaintext();
-  absl::StatusOr<uint32_t> version = engine_.Open(
-      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
-      AsBytes(request->associated_data()), *plaintext);
-  CountOpenOutcome(version.status(), caller->tenant, request->key(), *metrics_);
-  if (!version.ok()) return call.Done(version.status());
-  metrics_->AddBytesOpened(plaintext->size());
-  response->set_key_version(*version);
-  return call.Done(absl::OkStatus(), plaintext);
+  absl::Status opened = work_.Open(*caller, *request, *response);
+  return call.Done(opened, {response->mutable_plaintext()});
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
                                                 const v1::RewrapRequest* request,
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, "Rewrap");
-  absl::StatusOr<Caller> caller =
-      admission_.Admit(*context, request->key(), request->associated_data(),
-                       request->ciphertext().size(), MaxUnaryCiphertextBytes());
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
   if (!caller.ok()) return call.Done(caller.status());
-  absl::StatusOr<Rewrapped> rewrapped = engine_.Rewrap(
-      *caller->snapshot, caller->tenant, request->key(), AsBytes(request->ciphertext()),
-      AsBytes(request->associated_data()));
-  CountOpenOutcome(rewrapped.status(), caller->tenant, request->key(), *metrics_);
-  if (!rewrapped.ok()) return call.Done(rewrapped.status());
-  response->set_ciphertext(std::move(rewrapped->ciphertext));
-  response->set_key_version(rewrapped->key_version);
-  response->set_previous_key_version(rewrapped->previous_key_version);
+  return call.Done(work_.Rewrap(*caller, *request, *response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
+                                                   const v1::SealBatchRequest* request,
+                                                   v1::SealBatchResponse* response) {
+  UnaryCall call(context, metrics_, "SealBatch");
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  if (!caller.ok()) return call.Done(caller.status());
+  if (absl::Status s = CheckBatch(
+          request->items(),
+          [](const v1::SealRequest& item) { return item.plaintext().size(); },
+          work_.max_plaintext_bytes());
+      !s.ok()) {
+    return call.Done(s);
+  }
+  RunBatch(request->items(), *response->mutable_results(), *metrics_,
+           [&](const v1::SealRequest& item, v1::SealBatchResult& result) {
+             return work_.Seal(*caller, item, *result.mutable_sealed());
+           });
   return call.Done(absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* context,
+                                                   const v1::OpenBatchRequest* request,
+                                                   v1::OpenBatchResponse* response) {
+  UnaryCall call(context, metrics_, "OpenBatch");
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  if (!caller.ok()) return call.Done(caller.status());
+  const auto& items = request->items();
+  if (absl::Status s = CheckBatch(
+          items, [](const v1::OpenRequest& item) { return item.ciphertext().size(); },
+          work_.max_plaintext_bytes() + items.size() * crypto::kUnaryOverheadBytes);
+      !s.ok()) {
+    return call.Done(s);
+  }
+  RunBatch(items, *response->mutable_results(), *metrics_,
+           [&](const v1::OpenRequest& item, v1::OpenBatchResult& result) {
+             return work_.Open(*caller, item, *result.mutable_opened());
+           });
+  std::vector<std::string*> plaintexts;
+  for (v1::OpenBatchResult& result : *response->mutable_results()) {
+    if (result.has_opened()) plaintexts.push_back(result.mutable_opened()->mutable_plaintext());
+  }
+  return call.Done(absl::OkStatus(), std::move(plaintexts));
+}
+
+grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
+    grpc::CallbackServerContext* context, const v1::RewrapBatchRequest* request,
+    v1::RewrapBatchResponse* response) {
+  UnaryCall call(context, metrics_, "RewrapBatch");
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  if (!caller.ok()) return call.Done(caller.status());
+  const auto& items = request->items();
+  if (absl::Status s = CheckBatch(
+          items, [](const v1::RewrapRequest& item) { return item.ciphertext().size(); },
+          work_.max_plaintext_bytes() + items.size() * crypto::kUnaryOverheadBytes);
+      !s.ok()) {
+    return call.Done(s);
+  }
+  RunBatch(items, *response->mutable_results(), *metrics_,
+           [&](const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
+             return work_.Rewrap(*caller, item, *result.mutable_rewrapped());
+           });
+  return call.Done(absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
+    grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
+    v1::GenerateDataKeyResponse* response) {
+  UnaryCall call(context, metrics_, "GenerateDataKey");
+  // The key is made in the response's own field, and wiped there at the end
+  // whether or not it is sent.
+  std::string* data_key = response->mutable_plaintext();
+  auto done = [&](const absl::Status& status) { return call.Done(status, {data_key}); };
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  if (!caller.ok()) return done(caller.status());
+  if (absl::Status s = Admission::CheckRequest(request->key(), request->associated_data(),
+                                               /*size=*/0, /*limit=*/0);
+      !s.ok()) {
+    return done(s);
+  }
+  if (absl::Status s = CheckCrc32c(request->has_associated_data_crc32c(),
+                                   request->associated_data_crc32c().value(),
+                                   request->associated_data(), "associated_data_crc32c");
+      !s.ok()) {
+    return done(s);
+  }
+  const uint32_t bytes = request->data_key_bytes() == 0 ? 32 : request->data_key_bytes();
+  if (bytes != 16 && bytes != 32) {
+    return done(absl::InvalidArgumentError(
+        absl::StrCat("data_key_bytes must be 16 or 32 (0 means 32), not ", bytes)));
+  }
+  data_key->resize(bytes);
+  if (RAND_bytes(reinterpret_cast<uint8_t*>(data_key->data()), bytes) != 1) {
+    return done(absl::InternalError("the random generator failed"));
+  }
+  absl::StatusOr<Sealed> sealed =
+      engine_.Seal(*caller->snapshot, caller->tenant, request->key(), AsBytes(*data_key),
+                   AsBytes(request->associated_data()));
+  if (!sealed.ok()) return done(sealed.status());
+  response->set_ciphertext(std::move(sealed->ciphertext));
+  response->set_key_version(sealed->key_version);
+  response->set_ciphertext_crc32c(Crc32cOf(response->ciphertext()));
+  response->set_verified_associated_data_crc32c(request->has_associated_data_crc32c());
+  if (request->include_plaintext()) {
+    response->set_plaintext_crc32c(Crc32cOf(*data_key));
+  } else {
+    crypto::SecureWipe(data_key->data(), data_key->size());
+    data_key->clear();
+  }
+  return done(absl::OkStatus());
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(

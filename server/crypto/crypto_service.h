@@ -6,13 +6,13 @@
 
 #include <cstddef>
 
-#include "crypto/format/unary.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/auth/auth.h"
 #include "server/crypto/admission.h"
 #include "server/crypto/crypto_engine.h"
 #include "server/crypto/crypto_limits.h"
 #include "server/crypto/stream_call.h"
+#include "server/crypto/unary_work.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
 
@@ -22,8 +22,14 @@ namespace sealbox::server {
 // callback API. A method added to the proto is added here too.
 using CryptoCallbackService = v1::Crypto::WithCallbackMethod_Seal<
     v1::Crypto::WithCallbackMethod_Open<v1::Crypto::WithRawCallbackMethod_SealStream<
-        v1::Crypto::WithRawCallbackMethod_OpenStream<
-            v1::Crypto::WithCallbackMethod_Rewrap<v1::Crypto::Service>>>>>;
+        v1::Crypto::WithRawCallbackMethod_OpenStream<v1::Crypto::WithCallbackMethod_Rewrap<
+            v1::Crypto::WithCallbackMethod_SealBatch<v1::Crypto::WithCallbackMethod_OpenBatch<
+                v1::Crypto::WithCallbackMethod_RewrapBatch<
+                    v1::Crypto::WithCallbackMethod_GenerateDataKey<
+                        v1::Crypto::Service>>>>>>>>>;
+
+// Items a batch call may carry, at most.
+inline constexpr int kMaxBatchItems = 1000;
 
 class CryptoService final : public CryptoCallbackService {
  public:
@@ -39,20 +45,29 @@ class CryptoService final : public CryptoCallbackService {
   grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* context,
                                    const v1::RewrapRequest* request,
                                    v1::RewrapResponse* response) override;
+  grpc::ServerUnaryReactor* SealBatch(grpc::CallbackServerContext* context,
+                                      const v1::SealBatchRequest* request,
+                                      v1::SealBatchResponse* response) override;
+  grpc::ServerUnaryReactor* OpenBatch(grpc::CallbackServerContext* context,
+                                      const v1::OpenBatchRequest* request,
+                                      v1::OpenBatchResponse* response) override;
+  grpc::ServerUnaryReactor* RewrapBatch(grpc::CallbackServerContext* context,
+                                        const v1::RewrapBatchRequest* request,
+                                        v1::RewrapBatchResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKey(
+      grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
+      v1::GenerateDataKeyResponse* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SealStream(
       grpc::CallbackServerContext* context) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* OpenStream(
       grpc::CallbackServerContext* context) override;
 
  private:
-  size_t MaxUnaryCiphertextBytes() const {
-    return limits_.max_unary_bytes + crypto::kUnaryOverheadBytes;
-  }
-
   const Admission admission_;
   const CryptoLimits limits_;
   Metrics* metrics_;
   CryptoEngine engine_;
+  UnaryWork work_;
   StreamSlots streams_;
 };
 

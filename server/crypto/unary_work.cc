@@ -1,0 +1,110 @@
+#include "server/crypto/unary_work.h"
+
+#include <string>
+#include <utility>
+
+#include "server/crypto/bytes.h"
+#include "server/crypto/call_outcome.h"
+#include "server/crypto/checksums.h"
+
+namespace sealbox::server {
+namespace {
+
+// The checksum of a request's associated data, when it gave one.
+template <typename Request>
+absl::Status CheckAssociatedDataCrc32c(const Request& request) {
+  return CheckCrc32c(request.has_associated_data_crc32c(),
+                     request.associated_data_crc32c().value(), request.associated_data(),
+                     "associated_data_crc32c");
+}
+
+// Open's and Rewrap's checks before any work (the two requests have the same shape).
+template <typename Request>
+absl::Status CheckCiphertextRequest(const Request& request, size_t max_ciphertext_bytes) {
+  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+                                               request.ciphertext().size(),
+                                               max_ciphertext_bytes);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckCrc32c(request.has_ciphertext_crc32c(),
+                                   request.ciphertext_crc32c().value(), request.ciphertext(),
+                                   "ciphertext_crc32c");
+      !s.ok()) {
+    return s;
+  }
+  return CheckAssociatedDataCrc32c(request);
+}
+
+}  // namespace
+
+absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& request,
+                             v1::SealResponse& response) {
+  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+                                               request.plaintext().size(),
+                                               max_plaintext_bytes_);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckCrc32c(request.has_plaintext_crc32c(),
+                                   request.plaintext_crc32c().value(), request.plaintext(),
+                                   "plaintext_crc32c");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckAssociatedDataCrc32c(request); !s.ok()) return s;
+  absl::StatusOr<Sealed> sealed =
+      engine_.Seal(*caller.snapshot, caller.tenant, request.key(),
+                   AsBytes(request.plaintext()), AsBytes(request.associated_data()));
+  if (!sealed.ok()) return sealed.status();
+  metrics_.AddBytesSealed(request.plaintext().size());
+  response.set_ciphertext(std::move(sealed->ciphertext));
+  response.set_key_version(sealed->key_version);
+  response.set_ciphertext_crc32c(Crc32cOf(response.ciphertext()));
+  response.set_verified_plaintext_crc32c(request.has_plaintext_crc32c());
+  response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
+  return absl::OkStatus();
+}
+
+absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& request,
+                             v1::OpenResponse& response) {
+  if (absl::Status s = CheckCiphertextRequest(request, max_ciphertext_bytes());
+      !s.ok()) {
+    return s;
+  }
+  // Opened straight into the response; gRPC serializes it from there.
+  std::string* plaintext = response.mutable_plaintext();
+  absl::StatusOr<uint32_t> version = engine_.Open(
+      *caller.snapshot, caller.tenant, request.key(), AsBytes(request.ciphertext()),
+      AsBytes(request.associated_data()), *plaintext);
+  CountOpenOutcome(version.status(), caller.tenant, request.key(), metrics_);
+  if (!version.ok()) return version.status();
+  metrics_.AddBytesOpened(plaintext->size());
+  response.set_key_version(*version);
+  response.set_plaintext_crc32c(Crc32cOf(*plaintext));
+  response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
+  response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
+  return absl::OkStatus();
+}
+
+absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+                               v1::RewrapResponse& response) {
+  if (absl::Status s = CheckCiphertextRequest(request, max_ciphertext_bytes());
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Rewrapped> rewrapped =
+      engine_.Rewrap(*caller.snapshot, caller.tenant, request.key(),
+                     AsBytes(request.ciphertext()), AsBytes(request.associated_data()));
+  CountOpenOutcome(rewrapped.status(), caller.tenant, request.key(), metrics_);
+  if (!rewrapped.ok()) return rewrapped.status();
+  response.set_ciphertext(std::move(rewrapped->ciphertext));
+  response.set_key_version(rewrapped->key_version);
+  response.set_previous_key_version(rewrapped->previous_key_version);
+  response.set_ciphertext_crc32c(Crc32cOf(response.ciphertext()));
+  response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
+  response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
+  return absl::OkStatus();
+}
+
+}  // namespace sealbox::server

@@ -1,0 +1,45 @@
+// Seal, Open and Rewrap of one request for an authenticated caller: the request's
+// own checks (key name, sizes, checksums), the engine's work, the response's fields
+// and the metrics. A unary call is one request; a batch call runs one per item.
+#ifndef SEALBOX_SERVER_CRYPTO_UNARY_WORK_H_
+#define SEALBOX_SERVER_CRYPTO_UNARY_WORK_H_
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "crypto/format/unary.h"
+#include "sealbox/v1/data.pb.h"
+#include "server/crypto/admission.h"
+#include "server/crypto/crypto_engine.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+class UnaryWork {
+ public:
+  // `max_plaintext_bytes` is --max-unary-bytes.
+  UnaryWork(CryptoEngine& engine, Metrics& metrics, size_t max_plaintext_bytes)
+      : engine_(engine), metrics_(metrics), max_plaintext_bytes_(max_plaintext_bytes) {}
+
+  absl::Status Seal(const Caller& caller, const v1::SealRequest& request,
+                    v1::SealResponse& response);
+  // Opens into response.plaintext(): the caller wipes it once it is sent.
+  absl::Status Open(const Caller& caller, const v1::OpenRequest& request,
+                    v1::OpenResponse& response);
+  absl::Status Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+                      v1::RewrapResponse& response);
+
+  size_t max_plaintext_bytes() const { return max_plaintext_bytes_; }
+  size_t max_ciphertext_bytes() const {
+    return max_plaintext_bytes_ + crypto::kUnaryOverheadBytes;
+  }
+
+ private:
+  CryptoEngine& engine_;
+  Metrics& metrics_;
+  const size_t max_plaintext_bytes_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_CRYPTO_UNARY_WORK_H_
