@@ -83,8 +83,22 @@ TEST(Crc32cTest, EveryImplementationAgreesAtEveryLengthAndAlignment) {
             << impl << " offset " << offset << " size " << size;
       }
     }
-    const auto all = absl::MakeConstSpan(buffer).subspan(3, 4096);
-    EXPECT_EQ(ExtendCrc32cWith(impl, 0, all), ExtendCrc32cWith("portable", 0, all));
+  }
+  // Around the sizes where the hardware kernels switch between three interleaved
+  // streams over 8 KiB or 256-byte blocks and one stream.
+  std::vector<uint8_t> large(3 * 8192 * 2 + 3 * 256 * 2 + 64);
+  for (uint8_t& b : large) b = static_cast<uint8_t>(rng());
+  for (const std::string& impl : SupportedCrc32cImplementations()) {
+    for (size_t size : std::vector<size_t>{767, 768, 769, 775, 776, 1536, 24575, 24576,
+                                           24577, 24576 + 768,
+                                           49152, 49152 + 8 + 3, large.size() - 1}) {
+      for (size_t offset : {size_t{0}, size_t{5}}) {
+        const auto data = absl::MakeConstSpan(large).subspan(offset, size);
+        ASSERT_EQ(ExtendCrc32cWith(impl, 0x12345678, data),
+                  ExtendCrc32cWith("portable", 0x12345678, data))
+            << impl << " offset " << offset << " size " << size;
+      }
+    }
   }
 }
 

@@ -77,6 +77,10 @@ ABSL_FLAG(std::vector<std::string>, concurrency,
 ABSL_FLAG(std::vector<std::string>, unary_bytes,
           std::vector<std::string>({"1024", "65536"}),
           "Message sizes of the unary rows.");
+ABSL_FLAG(int, batch_items, 100,
+          "Items per SealBatch call in the batch rows, measured against unary Seal of one "
+          "item; 0: no batch rows.");
+ABSL_FLAG(int64_t, batch_item_bytes, 64, "Plaintext bytes of each item in the batch rows.");
 ABSL_FLAG(int64_t, stream_bytes, int64_t{1} << 30, "Bytes sent through each stream.");
 ABSL_FLAG(int, stream_rounds, 3,
           "Each stream row runs Discard, EchoStream, SealStream and OpenStream this many "
@@ -701,6 +705,97 @@ std::optional<double> RatioAt(const std::map<int64_t, double>& by_size, int64_t 
   return it->second;
 }
 
+// A unary Seal client of `plaintext`, each call on its own context.
+UnaryCall NewSealClient(const std::shared_ptr<grpc::Channel>& channel,
+                        const std::string& token, const std::string& plaintext) {
+  auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+  auto request = std::make_shared<v1::SealRequest>();
+  request->set_key(kKey);
+  request->set_plaintext(plaintext);
+  return [stub, request, bearer = "Bearer " + token] {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", bearer);
+    v1::SealResponse response;
+    return stub->Seal(&context, *request, &response);
+  };
+}
+
+// A SealBatch client of `items` items of `plaintext`; a call fails unless every item
+// was sealed.
+UnaryCall NewSealBatchClient(const std::shared_ptr<grpc::Channel>& channel,
+                             const std::string& token, const std::string& plaintext,
+                             int items) {
+  auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
+  auto request = std::make_shared<v1::SealBatchRequest>();
+  for (int i = 0; i < items; ++i) {
+    v1::SealRequest* item = request->add_items();
+    item->set_key(kKey);
+    item->set_plaintext(plaintext);
+  }
+  return [stub, request, items, bearer = "Bearer " + token] {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", bearer);
+    v1::SealBatchResponse response;
+    grpc::Status status = stub->SealBatch(&context, *request, &response);
+    if (!status.ok()) return status;
+    for (const v1::SealBatchResult& result : response.results()) {
+      if (!result.has_sealed()) {
+        return grpc::Status(grpc::StatusCode::INTERNAL, "a batch item failed: " +
+                                                            result.error().message());
+      }
+    }
+    if (response.results_size() != items) {
+      return grpc::Status(grpc::StatusCode::INTERNAL, "a batch answer is short");
+    }
+    return grpc::Status::OK;
+  };
+}
+
+// Issue 19's batch rows: items sealed per second by SealBatch against unary Seal of
+// the same items, at each concurrency, alternating rounds. Returns the lowest gain.
+absl::StatusOr<std::optional<double>> RunBatchRows(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    int server_pid, const std::vector<int64_t>& concurrencies, int rounds) {
+  const int items = absl::GetFlag(FLAGS_batch_items);
+  if (items <= 0) return std::optional<double>();
+  const std::string plaintext = RandomBytes(absl::GetFlag(FLAGS_batch_item_bytes));
+  std::printf(
+      "\nBatch: SealBatch of %d items against unary Seal of one, items of %s, %d rounds "
+      "of %g s each way; items sealed per second\n",
+      items, SizeName(static_cast<int64_t>(plaintext.size())).c_str(), rounds,
+      absl::GetFlag(FLAGS_seconds) / rounds);
+  std::printf("%-7s %4s | %14s %14s %8s\n", "item", "conc", "Seal items/s",
+              "Batch items/s", "gain");
+  std::optional<double> worst;
+  for (int64_t concurrency : concurrencies) {
+    UnarySamples single, batch;
+    const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
+    for (int round = 0; round < rounds; ++round) {
+      if (absl::Status s = RunUnary(
+              concurrency, seconds, server_pid,
+              [&] { return NewSealClient(channel, token, plaintext); }, single);
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = RunUnary(
+              concurrency, seconds, server_pid,
+              [&] { return NewSealBatchClient(channel, token, plaintext, items); }, batch);
+          !s.ok()) {
+        return s;
+      }
+    }
+    const double single_items = single.requests_per_second();
+    const double batch_items = batch.requests_per_second() * items;
+    const double gain = batch_items / single_items;
+    worst = std::min(worst.value_or(gain), gain);
+    std::printf("%-7s %4lld | %14.0f %14.0f %7.1fx\n",
+                SizeName(static_cast<int64_t>(plaintext.size())).c_str(),
+                static_cast<long long>(concurrency), single_items, batch_items, gain);
+    std::fflush(stdout);
+  }
+  return worst;
+}
+
 int Run() {
   const std::string address = absl::GetFlag(FLAGS_server);
   const int server_pid = absl::GetFlag(FLAGS_server_pid);
@@ -789,18 +884,7 @@ int Run() {
         return stub->Echo(&context, *request, &response);
       };
     };
-    const auto new_seal_client = [&]() -> UnaryCall {
-      auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
-      auto request = std::make_shared<v1::SealRequest>();
-      request->set_key(kKey);
-      request->set_plaintext(data);
-      return [stub, request, bearer = "Bearer " + *token] {
-        grpc::ClientContext context;
-        context.AddMetadata("authorization", bearer);
-        v1::SealResponse response;
-        return stub->Seal(&context, *request, &response);
-      };
-    };
+    const auto new_seal_client = [&] { return NewSealClient(channel, *token, data); };
     const auto new_open_client = [&]() -> UnaryCall {
       auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
       auto request = std::make_shared<v1::OpenRequest>();
@@ -848,6 +932,10 @@ int Run() {
       std::fflush(stdout);
     }
   }
+
+  absl::StatusOr<std::optional<double>> batch_gain =
+      RunBatchRows(channel, *token, server_pid, concurrencies, rounds);
+  if (!batch_gain.ok()) return fail("SealBatch", batch_gain.status());
 
   // VmHWM so far; the stream measurements reset it, so it is carried by hand.
   int64_t peak_rss_kib = server_pid ? ProcStatusKib(server_pid, "VmHWM:") : 0;
@@ -955,6 +1043,10 @@ int Run() {
   target("unary Seal 1 KiB >= 0.95 of Echo:", figures.unary_1k_seal, 0.95);
   target("unary Open 1 KiB >= 0.95 of Echo:", figures.unary_1k_open, 0.95);
   target("unary Seal 64 KiB >= 0.90 of Echo:", figures.unary_64k_seal, 0.90);
+  if (*batch_gain) {  // issue 19's
+    std::printf("  %-40s %-12s %s\n", "SealBatch items/s >= 5x unary Seal's:",
+                absl::StrFormat("%.1fx", **batch_gain).c_str(), Verdict(**batch_gain >= 5));
+  }
   target("SealStream >= 0.95 of EchoStream:", worst_seal_ratio, 0.95);
   target("OpenStream >= 0.95 of EchoStream:", worst_open_ratio, 0.95);
   if (figures.rss_growth_mib) {

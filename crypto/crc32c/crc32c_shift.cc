@@ -1,0 +1,50 @@
+#include "crypto/crc32c/crc32c_shift.h"
+
+namespace sealbox::crypto::crc32c_internal {
+namespace {
+
+constexpr uint32_t kReflectedPolynomial = 0x82f63b78;
+
+// The raw state after `bytes` zero bytes, one bit at a time: only for building
+// tables, once.
+uint32_t ZeroBytes(uint32_t state, size_t bytes) {
+  for (size_t i = 0; i < bytes * 8; ++i) {
+    state = (state >> 1) ^ ((state & 1) ? kReflectedPolynomial : 0);
+  }
+  return state;
+}
+
+}  // namespace
+
+Crc32cShift::Crc32cShift(size_t bytes) {
+  // The shift is linear: the image of each of the 32 bits, then every byte value
+  // as the XOR of its bits' images.
+  std::array<uint32_t, 32> bit_images;
+  for (int bit = 0; bit < 32; ++bit) bit_images[bit] = ZeroBytes(uint32_t{1} << bit, bytes);
+  for (int k = 0; k < 4; ++k) {
+    for (uint32_t v = 0; v < 256; ++v) {
+      uint32_t image = 0;
+      for (int bit = 0; bit < 8; ++bit) {
+        if (v & (1u << bit)) image ^= bit_images[8 * k + bit];
+      }
+      tables_[k][v] = image;
+    }
+  }
+}
+
+uint32_t Crc32cShift::operator()(uint32_t state) const {
+  return tables_[0][state & 0xff] ^ tables_[1][(state >> 8) & 0xff] ^
+         tables_[2][(state >> 16) & 0xff] ^ tables_[3][state >> 24];
+}
+
+const Crc32cShift& LongShift() {
+  static const auto* shift = new Crc32cShift(kLongBlock);
+  return *shift;
+}
+
+const Crc32cShift& ShortShift() {
+  static const auto* shift = new Crc32cShift(kShortBlock);
+  return *shift;
+}
+
+}  // namespace sealbox::crypto::crc32c_internal

@@ -1,0 +1,36 @@
+// Moving a CRC32C state past a run of bytes it did not see: the state after A||B
+// is Shift(state after A, |B|) XOR (the state after B from zero), since the CRC
+// without its pre- and post-inversion is linear. The hardware kernels use it to run
+// three independent streams over three blocks of a buffer and join them.
+#ifndef SEALBOX_CRYPTO_CRC32C_CRC32C_SHIFT_H_
+#define SEALBOX_CRYPTO_CRC32C_CRC32C_SHIFT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace sealbox::crypto::crc32c_internal {
+
+// Multiplication of a raw 32-bit state by x^(8 * bytes) mod the polynomial, as four
+// byte-indexed tables (4 KiB). Built once per block size.
+class Crc32cShift {
+ public:
+  explicit Crc32cShift(size_t bytes);
+
+  // Out of line: the kernels call it once per three blocks, and it must not be
+  // compiled for the kernels' instruction sets.
+  uint32_t operator()(uint32_t state) const;
+
+ private:
+  std::array<std::array<uint32_t, 256>, 4> tables_;
+};
+
+// The block sizes the kernels interleave three streams over, and their shifts.
+inline constexpr size_t kLongBlock = 8192;
+inline constexpr size_t kShortBlock = 256;
+const Crc32cShift& LongShift();
+const Crc32cShift& ShortShift();
+
+}  // namespace sealbox::crypto::crc32c_internal
+
+#endif  // SEALBOX_CRYPTO_CRC32C_CRC32C_SHIFT_H_
