@@ -61,38 +61,45 @@ class UnaryCall {
   absl::Time started_;
 };
 
-// A batch call's own checks: 1 to kMaxBatchItems items, whose payloads (`size` of
-// each) together fit `limit`.
-template <typename Items, typename Size>
-absl::Status CheckBatch(const Items& items, Size size, size_t limit) {
+// The plaintext an item carries: a batch's items together carry at most
+// --max-unary-bytes of it (a ciphertext less the unary format's overhead).
+size_t PayloadBytes(const v1::SealRequest& item) { return item.plaintext().size(); }
+template <typename CiphertextItem>
+size_t PayloadBytes(const CiphertextItem& item) {
+  const size_t size = item.ciphertext().size();
+  return size > crypto::kUnaryOverheadBytes ? size - crypto::kUnaryOverheadBytes : 0;
+}
+
+// A batch call for an authenticated `caller`: the batch as a whole is checked (1 to
+// kMaxBatchItems items, their payloads together within `limit`), then `work`
+// (UnaryWork's Seal, Open or Rewrap) runs on every item into its own result; an
+// item's failure becomes that result's error and never touches the others.
+template <typename Items, typename Results, typename Work>
+absl::Status ServeBatch(const absl::StatusOr<Caller>& caller, const Items& items,
+                        size_t limit, Results& results, Metrics& metrics, Work work) {
+  if (!caller.ok()) return caller.status();
   if (items.empty() || items.size() > kMaxBatchItems) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a batch carries 1 to ", kMaxBatchItems, " items; this one has ", items.size()));
   }
   size_t total = 0;
-  for (const auto& item : items) total += size(item);
+  for (const auto& item : items) total += PayloadBytes(item);
   if (total > limit) {
     return absl::ResourceExhaustedError(
         absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ",
                      limit, " (--max-unary-bytes); split it into smaller batches"));
   }
-  return absl::OkStatus();
-}
-
-// Runs `work` on every item into its own result; an item's failure becomes that
-// result's error and never touches the others.
-template <typename Items, typename Results, typename Work>
-void RunBatch(const Items& items, Results& results, Metrics& metrics, Work work) {
   results.Reserve(items.size());
   for (const auto& item : items) {
     auto* result = results.Add();
-    if (absl::Status s = work(item, *result); !s.ok()) {
+    if (absl::Status s = work(*caller, item, *result); !s.ok()) {
       // The call itself ends OK, so its items' failed decryptions are counted here
       // (a unary call's by its outcome).
       if (crypto::IsDecryptionFailure(s)) metrics.CountDecryptionFailure();
       *result->mutable_error() = ToItemError(s);  // replaces any partial result
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -139,64 +146,42 @@ grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* 
                                                    const v1::SealBatchRequest* request,
                                                    v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, "SealBatch");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
-  if (!caller.ok()) return call.Done(caller.status());
-  if (absl::Status s = CheckBatch(
-          request->items(),
-          [](const v1::SealRequest& item) { return item.plaintext().size(); },
-          work_.max_plaintext_bytes());
-      !s.ok()) {
-    return call.Done(s);
-  }
-  RunBatch(request->items(), *response->mutable_results(), *metrics_,
-           [&](const v1::SealRequest& item, v1::SealBatchResult& result) {
-             return work_.Seal(*caller, item, *result.mutable_sealed());
-           });
-  return call.Done(absl::OkStatus());
+  return call.Done(ServeBatch(
+      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
+        return work_.Seal(caller, item, *result.mutable_sealed());
+      }));
 }
 
 grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* context,
                                                    const v1::OpenBatchRequest* request,
                                                    v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, "OpenBatch");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
-  if (!caller.ok()) return call.Done(caller.status());
-  const auto& items = request->items();
-  if (absl::Status s = CheckBatch(
-          items, [](const v1::OpenRequest& item) { return item.ciphertext().size(); },
-          work_.max_plaintext_bytes() + items.size() * crypto::kUnaryOverheadBytes);
-      !s.ok()) {
-    return call.Done(s);
-  }
-  RunBatch(items, *response->mutable_results(), *metrics_,
-           [&](const v1::OpenRequest& item, v1::OpenBatchResult& result) {
-             return work_.Open(*caller, item, *result.mutable_opened());
-           });
+  absl::Status status = ServeBatch(
+      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
+        return work_.Open(caller, item, *result.mutable_opened());
+      });
   std::vector<std::string*> plaintexts;
   for (v1::OpenBatchResult& result : *response->mutable_results()) {
     if (result.has_opened()) plaintexts.push_back(result.mutable_opened()->mutable_plaintext());
   }
-  return call.Done(absl::OkStatus(), std::move(plaintexts));
+  return call.Done(status, std::move(plaintexts));
 }
 
 grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
     grpc::CallbackServerContext* context, const v1::RewrapBatchRequest* request,
     v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, "RewrapBatch");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
-  if (!caller.ok()) return call.Done(caller.status());
-  const auto& items = request->items();
-  if (absl::Status s = CheckBatch(
-          items, [](const v1::RewrapRequest& item) { return item.ciphertext().size(); },
-          work_.max_plaintext_bytes() + items.size() * crypto::kUnaryOverheadBytes);
-      !s.ok()) {
-    return call.Done(s);
-  }
-  RunBatch(items, *response->mutable_results(), *metrics_,
-           [&](const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
-             return work_.Rewrap(*caller, item, *result.mutable_rewrapped());
-           });
-  return call.Done(absl::OkStatus());
+  return call.Done(ServeBatch(
+      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::RewrapRequest& item,
+          v1::RewrapBatchResult& result) {
+        return work_.Rewrap(caller, item, *result.mutable_rewrapped());
+      }));
 }
 
 grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
