@@ -19,6 +19,9 @@ namespace sealbox::server {
 struct Caller {
   std::shared_ptr<const Snapshot> snapshot;
   std::string tenant;
+  // Whether a key or version missing from `snapshot` may be waited for (the engine's
+  // CatchUp). A batch call waits once for all its items, then clears it.
+  bool may_catch_up = true;
 };
 
 class Admission {

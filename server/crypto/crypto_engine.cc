@@ -58,13 +58,28 @@ uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
 
 // Replicas learn of a rotation within milliseconds, but a client balancing over
 // them can seal on one and open on another within those milliseconds.
+bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                          const std::string& key, uint32_t version) const {
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  return entry == nullptr ||
+         (!entry->versions.empty() && version > entry->versions.rbegin()->first);
+}
+
+bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                          const std::string& key,
+                          absl::Span<const uint8_t> ciphertext) const {
+  return Behind(snapshot, tenant, key, ciphertext.empty() ? 0 : VersionIn(ciphertext));
+}
+
+std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {
+  return catch_up_ != nullptr ? catch_up_() : nullptr;
+}
+
 const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
                                        const std::string& key, uint32_t version,
-                                       std::shared_ptr<const Snapshot>& fresher) const {
-  const KeyEntry* entry = snapshot.FindKey(tenant, key);
-  if (catch_up_ == nullptr ||
-      (entry != nullptr &&
-       (entry->versions.empty() || version <= entry->versions.rbegin()->first))) {
+                                       std::shared_ptr<const Snapshot>& fresher,
+                                       bool may_catch_up) const {
+  if (!may_catch_up || catch_up_ == nullptr || !Behind(snapshot, tenant, key, version)) {
     return snapshot;
   }
   fresher = catch_up_();
@@ -75,10 +90,12 @@ absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
                                           const std::string& tenant,
                                           const std::string& key,
                                           absl::Span<const uint8_t> plaintext,
-                                          absl::Span<const uint8_t> aad) {
+                                          absl::Span<const uint8_t> aad,
+                                          bool may_catch_up) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up)
+          .FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
@@ -109,13 +126,13 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
                                             const std::string& key,
                                             absl::Span<const uint8_t> ciphertext,
                                             absl::Span<const uint8_t> aad,
-                                            std::string& plaintext) {
+                                            std::string& plaintext, bool may_catch_up) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
-      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
@@ -146,7 +163,8 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
                                                const std::string& tenant,
                                                const std::string& key,
                                                absl::Span<const uint8_t> ciphertext,
-                                               absl::Span<const uint8_t> aad) {
+                                               absl::Span<const uint8_t> aad,
+                                               bool may_catch_up) {
   if (absl::Status s = RefuseStream(
           ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
@@ -156,11 +174,13 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
   // the ciphertext's own version.
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
-      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher);
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
   std::string plaintext;
-  absl::StatusOr<uint32_t> opened = Open(current, tenant, key, ciphertext, aad, plaintext);
+  absl::StatusOr<uint32_t> opened =
+      Open(current, tenant, key, ciphertext, aad, plaintext, /*may_catch_up=*/false);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<Sealed> sealed = Seal(current, tenant, key, AsBytes(plaintext), aad);
+  absl::StatusOr<Sealed> sealed =
+      Seal(current, tenant, key, AsBytes(plaintext), aad, /*may_catch_up=*/false);
   // The plaintext never leaves the server; wipe it before returning.
   crypto::SecureWipe(plaintext.data(), plaintext.size());
   if (!sealed.ok()) return sealed.status();
@@ -172,7 +192,8 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSea
     absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher).FindKey(tenant, key);
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true)
+          .FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr ||
@@ -190,7 +211,8 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
     std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
     const std::string& key, absl::Span<const uint8_t> aad) {
   std::shared_ptr<const Snapshot> fresher;
-  const Snapshot& current = CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher);
+  const Snapshot& current =
+      CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true);
   if (fresher != nullptr) snapshot = fresher;
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
@@ -198,8 +220,9 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
   auto lookup = [this, snapshot, entry, tenant, key](uint32_t version)
       -> absl::StatusOr<crypto::SecretBytes> {
     std::shared_ptr<const Snapshot> fresher;
-    const KeyEntry* current = CaughtUp(*snapshot, tenant, key, version, fresher)
-                                  .FindKey(tenant, key);
+    const KeyEntry* current =
+        CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true)
+            .FindKey(tenant, key);
     if (current == nullptr) current = entry;
     absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());

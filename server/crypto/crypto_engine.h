@@ -60,19 +60,30 @@ class CryptoEngine {
   // and a ciphertext sealed under another tenant's key fails like garbage ("decryption
   // failed"): its version is looked up in the caller's key, and the tenant and key
   // name are bound into the subkey derivation.
+  //
+  // `may_catch_up` false: a key or version missing from `snapshot` is not waited
+  // for (CatchUp); a batch call waits once for all its items instead.
   absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
                               const std::string& key, absl::Span<const uint8_t> plaintext,
-                              absl::Span<const uint8_t> aad);
+                              absl::Span<const uint8_t> aad, bool may_catch_up = true);
   // Opens into `plaintext` (resized to fit; wiped and emptied on failure), so the
   // plaintext is written once, where the caller wants it; returns the key version.
   absl::StatusOr<uint32_t> Open(const Snapshot& snapshot, const std::string& tenant,
                                 const std::string& key,
                                 absl::Span<const uint8_t> ciphertext,
-                                absl::Span<const uint8_t> aad, std::string& plaintext);
+                                absl::Span<const uint8_t> aad, std::string& plaintext,
+                                bool may_catch_up = true);
   absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
                                    const std::string& key,
                                    absl::Span<const uint8_t> ciphertext,
-                                   absl::Span<const uint8_t> aad);
+                                   absl::Span<const uint8_t> aad, bool may_catch_up = true);
+
+  // Whether `snapshot` lacks `key`, or the version `ciphertext` names (none when
+  // empty, as for Seal): what a call would wait for the store for.
+  bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+              absl::Span<const uint8_t> ciphertext) const;
+  // A snapshot with every change made before the call (CatchUp above), or null.
+  std::shared_ptr<const Snapshot> Fresher() const;
 
   // A sealer for the key's primary version; sets `key_version`.
   absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> NewStreamSealer(
@@ -98,7 +109,10 @@ class CryptoEngine {
   // keeps that one alive.
   const Snapshot& CaughtUp(const Snapshot& snapshot, const std::string& tenant,
                            const std::string& key, uint32_t version,
-                           std::shared_ptr<const Snapshot>& fresher) const;
+                           std::shared_ptr<const Snapshot>& fresher,
+                           bool may_catch_up) const;
+  bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+              uint32_t version) const;
   // The key version a unary ciphertext names (0 if it has no valid header).
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 

@@ -64,6 +64,13 @@ class UnaryCall {
 // The plaintext an item carries: a batch's items together carry at most
 // --max-unary-bytes of it (a ciphertext less the unary format's overhead).
 size_t PayloadBytes(const v1::SealRequest& item) { return item.plaintext().size(); }
+
+// The ciphertext an item names a key version in (none for Seal).
+absl::Span<const uint8_t> CiphertextOf(const v1::SealRequest&) { return {}; }
+template <typename CiphertextItem>
+absl::Span<const uint8_t> CiphertextOf(const CiphertextItem& item) {
+  return AsBytes(item.ciphertext());
+}
 template <typename CiphertextItem>
 size_t PayloadBytes(const CiphertextItem& item) {
   const size_t size = item.ciphertext().size();
@@ -75,8 +82,9 @@ size_t PayloadBytes(const CiphertextItem& item) {
 // (UnaryWork's Seal, Open or Rewrap) runs on every item into its own result; an
 // item's failure becomes that result's error and never touches the others.
 template <typename Items, typename Results, typename Work>
-absl::Status ServeBatch(const absl::StatusOr<Caller>& caller, const Items& items,
-                        size_t limit, Results& results, Metrics& metrics, Work work) {
+absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engine,
+                        const Items& items, size_t limit, Results& results,
+                        Metrics& metrics, Work work) {
   if (!caller.ok()) return caller.status();
   if (items.empty() || items.size() > kMaxBatchItems) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -89,6 +97,18 @@ absl::Status ServeBatch(const absl::StatusOr<Caller>& caller, const Items& items
         absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ",
                      limit, " (--max-unary-bytes); split it into smaller batches"));
   }
+  // A key or version this replica has not seen yet (made through another replica a
+  // moment ago?): one wait for the store covers every item, so a batch naming a
+  // thousand unknown keys waits once, not a thousand times.
+  for (const auto& item : items) {
+    if (engine.Behind(*caller->snapshot, caller->tenant, item.key(), CiphertextOf(item))) {
+      if (std::shared_ptr<const Snapshot> fresher = engine.Fresher()) {
+        caller->snapshot = std::move(fresher);
+      }
+      break;
+    }
+  }
+  caller->may_catch_up = false;
   results.Reserve(items.size());
   for (const auto& item : items) {
     auto* result = results.Add();
@@ -147,7 +167,8 @@ grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* 
                                                    v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, "SealBatch");
   return call.Done(ServeBatch(
-      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      admission_.Authenticate(*context), engine_, request->items(),
+      work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
         return work_.Seal(caller, item, *result.mutable_sealed());
@@ -159,7 +180,8 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
                                                    v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, "OpenBatch");
   absl::Status status = ServeBatch(
-      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      admission_.Authenticate(*context), engine_, request->items(),
+      work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
         return work_.Open(caller, item, *result.mutable_opened());
@@ -176,7 +198,8 @@ grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
     v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, "RewrapBatch");
   return call.Done(ServeBatch(
-      admission_.Authenticate(*context), request->items(), work_.max_plaintext_bytes(),
+      admission_.Authenticate(*context), engine_, request->items(),
+      work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::RewrapRequest& item,
           v1::RewrapBatchResult& result) {

@@ -55,7 +55,8 @@ absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& reques
   if (absl::Status s = CheckAssociatedDataCrc32c(request); !s.ok()) return s;
   absl::StatusOr<Sealed> sealed =
       engine_.Seal(*caller.snapshot, caller.tenant, request.key(),
-                   AsBytes(request.plaintext()), AsBytes(request.associated_data()));
+                   AsBytes(request.plaintext()), AsBytes(request.associated_data()),
+                   caller.may_catch_up);
   if (!sealed.ok()) return sealed.status();
   metrics_.AddBytesSealed(request.plaintext().size());
   response.set_ciphertext(std::move(sealed->ciphertext));
@@ -76,7 +77,7 @@ absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& reques
   std::string* plaintext = response.mutable_plaintext();
   absl::StatusOr<uint32_t> version = engine_.Open(
       *caller.snapshot, caller.tenant, request.key(), AsBytes(request.ciphertext()),
-      AsBytes(request.associated_data()), *plaintext);
+      AsBytes(request.associated_data()), *plaintext, caller.may_catch_up);
   CountOpenOutcome(version.status(), caller.tenant, request.key(), metrics_);
   if (!version.ok()) return version.status();
   metrics_.AddBytesOpened(plaintext->size());
@@ -95,7 +96,8 @@ absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& re
   }
   absl::StatusOr<Rewrapped> rewrapped =
       engine_.Rewrap(*caller.snapshot, caller.tenant, request.key(),
-                     AsBytes(request.ciphertext()), AsBytes(request.associated_data()));
+                     AsBytes(request.ciphertext()), AsBytes(request.associated_data()),
+                     caller.may_catch_up);
   CountOpenOutcome(rewrapped.status(), caller.tenant, request.key(), metrics_);
   if (!rewrapped.ok()) return rewrapped.status();
   response.set_ciphertext(std::move(rewrapped->ciphertext));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "crypto/crc32c/crc32c.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -228,6 +229,32 @@ TEST_F(DataPlaneCallsTest, MalformedBatchesFailAsAWhole) {
   grpc::ClientContext anonymous;
   EXPECT_EQ(crypto_->SealBatch(&anonymous, too_big, &response).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// A key missing from this replica's keystore, or a ciphertext naming a version newer
+// than any it knows, makes a call wait for the store once (it may have been made
+// through another replica a moment ago). A batch waits at most once for all its
+// items: 1,000 items naming unknown keys or versions must not wait 1,000 times.
+TEST_F(DataPlaneCallsTest, ABatchWaitsForTheStoreAtMostOnce) {
+  v1::SealResponse sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "x", "", &sealed).ok());
+  std::string future = sealed.ciphertext();
+  future[4] = 9;  // the header's version (big-endian u32 at bytes 1-4): 9, unknown
+  v1::SealBatchRequest seal;
+  v1::OpenBatchRequest open;
+  for (int i = 0; i < 1000; ++i) {
+    *seal.add_items() = SealItem("missing-" + std::to_string(i), "x");
+    *open.add_items() = OpenItem("default", future);
+  }
+  const absl::Time start = absl::Now();
+  v1::SealBatchResponse sealed_batch;
+  ASSERT_TRUE(crypto_->SealBatch(As("alpha").get(), seal, &sealed_batch).ok());
+  v1::OpenBatchResponse opened_batch;
+  ASSERT_TRUE(crypto_->OpenBatch(As("alpha").get(), open, &opened_batch).ok());
+  // Waiting per item would take 1,000 x 25 ms and more, per call.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(sealed_batch.results(999).error().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(opened_batch.results(999).error().reason(), v1::DECRYPTION_FAILED);
 }
 
 TEST_F(DataPlaneCallsTest, DataKeysOpenWithOpenAndFollowRotationsThroughRewrap) {
