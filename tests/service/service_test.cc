@@ -461,6 +461,12 @@ TEST_F(ServiceTest, AForgeryMetWhileAnAnswerIsOutIsCountedAndEndsTheCall) {
   EXPECT_EQ(status.error_message(), "decryption failed");
   EXPECT_LE(opened.size(), size_t{1} << 20);
   EXPECT_EQ(opened, plaintext.substr(0, opened.size()));
+  // The call's outcome is recorded as it ends on the server, just after the client
+  // has its status.
+  for (int i = 0; i < 250; ++i) {
+    if (server_->RenderMetrics().find("sealbox_active_streams 0") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   const std::string metrics = server_->RenderMetrics();
   EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_failures_total 1"));
   EXPECT_THAT(metrics, HasSubstr(counted));  // once
