@@ -1,17 +1,22 @@
 #include "crypto/crc32c/crc32c_shift.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "crypto/crc32c/crc32c_kernels.h"
+
 namespace sealbox::crypto::crc32c_internal {
 namespace {
 
-constexpr uint32_t kReflectedPolynomial = 0x82f63b78;
-
-// The raw state after `bytes` zero bytes, one bit at a time: only for building
-// tables, once.
+// The raw state (without the CRC's pre- and post-inversion) after `bytes` zero
+// bytes, by the portable kernel: only for building tables, once.
 uint32_t ZeroBytes(uint32_t state, size_t bytes) {
-  for (size_t i = 0; i < bytes * 8; ++i) {
-    state = (state >> 1) ^ ((state & 1) ? kReflectedPolynomial : 0);
+  static const std::vector<uint8_t> zeros(kLongBlock, 0);
+  uint32_t crc = ~state;
+  for (; bytes > 0; bytes -= std::min(bytes, zeros.size())) {
+    crc = ExtendPortable(crc, zeros.data(), std::min(bytes, zeros.size()));
   }
-  return state;
+  return ~crc;
 }
 
 }  // namespace
