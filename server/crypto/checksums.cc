@@ -13,6 +13,4 @@ absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes,
       " does not match the bytes received (corrupted on the way?); nothing was done"));
 }
 
-uint32_t Crc32cOf(const std::string& bytes) { return crypto::Crc32c(bytes); }
-
 }  // namespace sealbox::server

@@ -1,6 +1,5 @@
-// The CRC32C checksums of the data plane's requests and responses (data.proto,
-// "Checksums"): what a request gave is checked before any work, what a response
-// carries is computed from the bytes it sends.
+// The CRC32C checksums a data-plane request may give (data.proto, "Checksums"),
+// checked before any work. Responses compute theirs with crypto::Crc32c.
 #ifndef SEALBOX_SERVER_CRYPTO_CHECKSUMS_H_
 #define SEALBOX_SERVER_CRYPTO_CHECKSUMS_H_
 
@@ -15,9 +14,6 @@ namespace sealbox::server {
 // gave matches; else INVALID_ARGUMENT "checksum mismatch: <field> ...".
 absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes,
                          const char* field);
-
-// The CRC32C of a protobuf bytes field.
-uint32_t Crc32cOf(const std::string& bytes);
 
 }  // namespace sealbox::server
 

@@ -68,7 +68,7 @@ bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
 bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
                           const std::string& key,
                           absl::Span<const uint8_t> ciphertext) const {
-  return Behind(snapshot, tenant, key, ciphertext.empty() ? 0 : VersionIn(ciphertext));
+  return Behind(snapshot, tenant, key, VersionIn(ciphertext));
 }
 
 std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {

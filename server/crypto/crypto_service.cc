@@ -1,17 +1,15 @@
 #include "server/crypto/crypto_service.h"
 
-#include <openssl/rand.h>
-
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/decryption_failure.h"
+#include "crypto/format/unary.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
-#include "server/crypto/checksums.h"
 #include "server/crypto/crypto_streams.h"
 #include "server/grpc_status.h"
 
@@ -73,8 +71,7 @@ absl::Span<const uint8_t> CiphertextOf(const CiphertextItem& item) {
 }
 template <typename CiphertextItem>
 size_t PayloadBytes(const CiphertextItem& item) {
-  const size_t size = item.ciphertext().size();
-  return size > crypto::kUnaryOverheadBytes ? size - crypto::kUnaryOverheadBytes : 0;
+  return crypto::OpenedBytes(CiphertextOf(item));
 }
 
 // A batch call for an authenticated `caller`: the batch as a whole is checked (1 to
@@ -211,47 +208,12 @@ grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
     grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
     v1::GenerateDataKeyResponse* response) {
   UnaryCall call(context, metrics_, "GenerateDataKey");
-  // The key is made in the response's own field, and wiped there at the end
-  // whether or not it is sent.
+  // The key is made in the response's own field, and wiped there at the end whether
+  // or not it is sent.
   std::string* data_key = response->mutable_plaintext();
-  auto done = [&](const absl::Status& status) { return call.Done(status, {data_key}); };
   absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
-  if (!caller.ok()) return done(caller.status());
-  if (absl::Status s = Admission::CheckRequest(request->key(), request->associated_data(),
-                                               /*size=*/0, /*limit=*/0);
-      !s.ok()) {
-    return done(s);
-  }
-  if (absl::Status s = CheckCrc32c(request->has_associated_data_crc32c(),
-                                   request->associated_data_crc32c().value(),
-                                   request->associated_data(), "associated_data_crc32c");
-      !s.ok()) {
-    return done(s);
-  }
-  const uint32_t bytes = request->data_key_bytes() == 0 ? 32 : request->data_key_bytes();
-  if (bytes != 16 && bytes != 32) {
-    return done(absl::InvalidArgumentError(
-        absl::StrCat("data_key_bytes must be 16 or 32 (0 means 32), not ", bytes)));
-  }
-  data_key->resize(bytes);
-  if (RAND_bytes(reinterpret_cast<uint8_t*>(data_key->data()), bytes) != 1) {
-    return done(absl::InternalError("the random generator failed"));
-  }
-  absl::StatusOr<Sealed> sealed =
-      engine_.Seal(*caller->snapshot, caller->tenant, request->key(), AsBytes(*data_key),
-                   AsBytes(request->associated_data()));
-  if (!sealed.ok()) return done(sealed.status());
-  response->set_ciphertext(std::move(sealed->ciphertext));
-  response->set_key_version(sealed->key_version);
-  response->set_ciphertext_crc32c(Crc32cOf(response->ciphertext()));
-  response->set_verified_associated_data_crc32c(request->has_associated_data_crc32c());
-  if (request->include_plaintext()) {
-    response->set_plaintext_crc32c(Crc32cOf(*data_key));
-  } else {
-    crypto::SecureWipe(data_key->data(), data_key->size());
-    data_key->clear();
-  }
-  return done(absl::OkStatus());
+  if (!caller.ok()) return call.Done(caller.status(), {data_key});
+  return call.Done(work_.GenerateDataKey(*caller, *request, *response), {data_key});
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(

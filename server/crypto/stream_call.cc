@@ -49,7 +49,7 @@ void StreamCall::Begin() {
 
 void StreamCall::OnReadDone(bool ok) {
   absl::MutexLock lock(&mu_);
-  if (finished_ || failing_) return;
+  if (finished_ || !failure_.ok()) return;
   if (ok) slots_.watchdog.Touch(watch_id_);
   if (!CanProcess(ok)) {  // output is still waiting to go out: this message waits
     parked_ = true;
@@ -64,7 +64,7 @@ void StreamCall::OnWriteDone(bool ok) {
   writing_ = false;
   response_.Clear();  // gRPC releases (and for plaintext, wipes) the output
   if (finished_) return;
-  if (failing_) return Fail(failure_);  // whether or not the client still reads
+  if (!failure_.ok()) return Fail(failure_);  // whether or not the client still reads
   if (!ok) return Fail(absl::CancelledError("client stopped reading"));
   slots_.watchdog.Touch(watch_id_);
   if (sent_ < out_.size()) {
@@ -138,7 +138,6 @@ void StreamCall::Process(bool ok) {
     // failure limit; the call ends once the write in flight is done (Finish is not
     // called with a write outstanding).
     handler_->Failed(status);
-    failing_ = true;
     failure_ = status;
     return;
   }
@@ -199,7 +198,7 @@ void StreamCall::FinishOk() {
 void StreamCall::Fail(const absl::Status& status) {
   finished_ = true;
   outcome_ = status;
-  if (!failing_) handler_->Failed(status);  // else counted when it was met
+  if (failure_.ok()) handler_->Failed(status);  // else counted when it was met
   Finish(ToGrpcStatus(status));
 }
 

@@ -125,8 +125,8 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   bool writing_ ABSL_GUARDED_BY(mu_) = false;    // a StartWrite is outstanding
   bool parked_ ABSL_GUARDED_BY(mu_) = false;     // a read done, waiting for the write
   bool parked_ok_ ABSL_GUARDED_BY(mu_) = false;
-  bool failing_ ABSL_GUARDED_BY(mu_) = false;  // failed while a write was in flight
-  absl::Status failure_ ABSL_GUARDED_BY(mu_);  // ... with this, sent when it is done
+  // Not OK once a message failed while a write was in flight: sent when it is done.
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sealbox::server

@@ -1,8 +1,13 @@
 #include "server/crypto/unary_work.h"
 
+#include <openssl/rand.h>
+
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "crypto/crc32c/crc32c.h"
+#include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/checksums.h"
@@ -61,7 +66,7 @@ absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& reques
   metrics_.AddBytesSealed(request.plaintext().size());
   response.set_ciphertext(std::move(sealed->ciphertext));
   response.set_key_version(sealed->key_version);
-  response.set_ciphertext_crc32c(Crc32cOf(response.ciphertext()));
+  response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
   response.set_verified_plaintext_crc32c(request.has_plaintext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   return absl::OkStatus();
@@ -82,7 +87,7 @@ absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& reques
   if (!version.ok()) return version.status();
   metrics_.AddBytesOpened(plaintext->size());
   response.set_key_version(*version);
-  response.set_plaintext_crc32c(Crc32cOf(*plaintext));
+  response.set_plaintext_crc32c(crypto::Crc32c(*plaintext));
   response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   return absl::OkStatus();
@@ -103,9 +108,45 @@ absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& re
   response.set_ciphertext(std::move(rewrapped->ciphertext));
   response.set_key_version(rewrapped->key_version);
   response.set_previous_key_version(rewrapped->previous_key_version);
-  response.set_ciphertext_crc32c(Crc32cOf(response.ciphertext()));
+  response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
   response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
+  return absl::OkStatus();
+}
+
+absl::Status UnaryWork::GenerateDataKey(const Caller& caller,
+                                        const v1::GenerateDataKeyRequest& request,
+                                        v1::GenerateDataKeyResponse& response) {
+  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+                                               /*size=*/0, /*limit=*/0);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckAssociatedDataCrc32c(request); !s.ok()) return s;
+  const uint32_t bytes = request.data_key_bytes() == 0 ? 32 : request.data_key_bytes();
+  if (bytes != 16 && bytes != 32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_key_bytes must be 16 or 32 (0 means 32), not ", bytes));
+  }
+  std::string* data_key = response.mutable_plaintext();
+  data_key->resize(bytes);
+  if (RAND_bytes(reinterpret_cast<uint8_t*>(data_key->data()), bytes) != 1) {
+    return absl::InternalError("the random generator failed");
+  }
+  absl::StatusOr<Sealed> sealed =
+      engine_.Seal(*caller.snapshot, caller.tenant, request.key(), AsBytes(*data_key),
+                   AsBytes(request.associated_data()), caller.may_catch_up);
+  if (!sealed.ok()) return sealed.status();
+  response.set_ciphertext(std::move(sealed->ciphertext));
+  response.set_key_version(sealed->key_version);
+  response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
+  response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
+  if (request.include_plaintext()) {
+    response.set_plaintext_crc32c(crypto::Crc32c(*data_key));
+  } else {
+    crypto::SecureWipe(data_key->data(), data_key->size());
+    data_key->clear();
+  }
   return absl::OkStatus();
 }
 
