@@ -67,6 +67,18 @@ expect 0 "seal empty" -- seal --key k -i "$TMP/empty" -o "$TMP/empty.sealed"
 expect 0 "open empty" -- open --key k -i "$TMP/empty.sealed"
 [[ -s "$TMP/out" ]] && fail "empty input did not open to nothing"
 
+# --- checksums: the fake answers as the server does (verified only what was sent) ----
+for cmd in seal open rewrap; do
+  input="$TMP/hello.sealed"; [[ $cmd == seal ]] && input="$TMP/hello"
+  expect 1 "$cmd answer corrupted in transit" -- $cmd --key corrupt --aad ctx -i "$input" -o "$TMP/x"
+  err_has "sealbox: $cmd: the answer was corrupted in transit (CRC32C"
+  err_has "nothing was written"
+  [[ -e "$TMP/x" ]] && fail "$cmd wrote a corrupted answer"
+  expect 1 "$cmd checksums unconfirmed" -- $cmd --key unchecked --aad ctx -i "$input" -o "$TMP/x"
+  err_has "sealbox: $cmd: the server did not confirm the request's CRC32C checksums"
+  [[ -e "$TMP/x" ]] && fail "$cmd wrote an unconfirmed answer"
+done
+
 # --- unary or stream, by size -------------------------------------------------------
 head -c 1048575 /dev/urandom >"$TMP/under"   # 1 MiB - 1
 head -c 1048576 /dev/urandom >"$TMP/at"      # 1 MiB

@@ -9,10 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/channel.h"
+#include "client/envelope_files.h"
+#include "client/checksums.h"
 #include "client/input.h"
 #include "client/output.h"
 #include "client/progress.h"
 #include "client/stream_pump.h"
+#include "crypto/secret/secure_wipe.h"
 #include "sealbox/v1/data.grpc.pb.h"
 
 namespace sealbox::client {
@@ -29,6 +32,7 @@ constexpr size_t kMaxAadBytes = 1 << 20;
 // First byte of each ciphertext format (docs/FORMAT.md).
 constexpr unsigned char kUnaryFormat = 0x01;
 constexpr unsigned char kStreamFormat = 0x02;
+constexpr unsigned char kEnvelopeFormat = 0x03;
 
 const FlagSpec kKeyFlag{"--key", "", "NAME", "name of a key of your tenant (required)"};
 const FlagSpec kAadFlag{"--aad", "", "TEXT",
@@ -49,7 +53,8 @@ struct DataCall {
   std::unique_ptr<Connection> connection;
 };
 
-Outcome PrepareDataCall(const Invocation& invocation, bool binary_output, DataCall& call) {
+Outcome PrepareDataCall(const Invocation& invocation, bool binary_output, DataCall& call,
+                        bool reads_input = true) {
   call.key = invocation.Get("--key");
   if (call.key.empty()) return Outcome::Usage("--key NAME is required");
   if (invocation.Has("--aad") && invocation.Has("--aad-file")) {
@@ -62,9 +67,11 @@ Outcome PrepareDataCall(const Invocation& invocation, bool binary_output, DataCa
   } else {
     call.aad = invocation.Get("--aad");
   }
-  absl::StatusOr<std::unique_ptr<Input>> input = Input::Open(invocation.Get("--input"));
-  if (!input.ok()) return Outcome::Error(std::string(input.status().message()));
-  call.input = *std::move(input);
+  if (reads_input) {
+    absl::StatusOr<std::unique_ptr<Input>> input = Input::Open(invocation.Get("--input"));
+    if (!input.ok()) return Outcome::Error(std::string(input.status().message()));
+    call.input = *std::move(input);
+  }
   absl::StatusOr<std::unique_ptr<Output>> output = Output::Create(invocation.Get("--output"));
   if (!output.ok()) return Outcome::Error(std::string(output.status().message()));
   call.output = *std::move(output);
@@ -85,6 +92,15 @@ Outcome WriteAll(Output& output, const std::string& bytes) {
   if (written.ok()) written = output.Commit();
   if (!written.ok()) return Outcome::Error(std::string(written.message()));
   return Outcome::Ok();
+}
+
+// Checks a unary answer's checksums (client/checksums.h), then writes its output.
+Outcome WriteChecked(absl::string_view what, const AnswerChecksums& answer,
+                     const std::string& bytes, Output& output) {
+  if (absl::Status checked = CheckAnswer(what, answer, bytes); !checked.ok()) {
+    return Outcome::Error(std::string(checked.message()));
+  }
+  return WriteAll(output, bytes);
 }
 
 Outcome FinishStream(absl::string_view what, const StreamResult& result, DataCall& call) {
@@ -133,6 +149,9 @@ Outcome RunSeal(const Invocation& invocation) {
     if (!parsed.ok()) return Outcome::Usage(std::string(parsed.status().message()));
     segment_bytes = *parsed;
   }
+  if (invocation.Has("--envelope") && (invocation.Has("--stream") || segment_bytes != 0)) {
+    return Outcome::Usage("--envelope seals locally: it takes no --stream or --segment-size");
+  }
   DataCall call;
   if (Outcome prepared = PrepareDataCall(invocation, /*binary_output=*/true, call);
       !prepared.ok()) {
@@ -141,6 +160,15 @@ Outcome RunSeal(const Invocation& invocation) {
   Input& input = *call.input;
   if (input.is_terminal()) {
     std::fputs("sealbox: reading plaintext from the terminal; end it with Ctrl-D\n", stderr);
+  }
+  if (invocation.Has("--envelope")) {
+    Progress progress("sealing", input.size(), !invocation.Has("--no-progress"));
+    Outcome sealed = SealEnvelope({call.key, call.aad, input, *call.output, *call.connection,
+                                   progress});
+    if (!sealed.ok()) return sealed;
+    absl::Status committed = call.output->Commit();
+    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
+    return Outcome::Ok();
   }
 
   // Small inputs take the unary call: one round trip, and a ciphertext Rewrap accepts.
@@ -159,12 +187,18 @@ Outcome RunSeal(const Invocation& invocation) {
     request.set_key(call.key);
     request.set_plaintext(std::move(head));
     request.set_associated_data(call.aad);
+    SetCrc32c(request.plaintext(), *request.mutable_plaintext_crc32c());
+    SetCrc32c(request.associated_data(), *request.mutable_associated_data_crc32c());
     v1::SealResponse response;
     grpc::ClientContext context;
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Seal(&context, request, &response);
     if (!status.ok()) return call.connection->Failed("seal", status);
-    return WriteAll(*call.output, response.ciphertext());
+    return WriteChecked(
+        "seal",
+        {response.verified_plaintext_crc32c(), response.verified_associated_data_crc32c(),
+         response.ciphertext_crc32c()},
+        response.ciphertext(), *call.output);
   }
 
   grpc::ClientContext context;
@@ -198,15 +232,26 @@ Outcome RunOpen(const Invocation& invocation) {
   if (!head.empty() && static_cast<unsigned char>(head[0]) == kUnaryFormat) {
     if (Outcome read = ReadUnaryCiphertext(input, head); !read.ok()) return read;
     v1::OpenRequest request;
-    request.set_key(call.key);
-    request.set_ciphertext(std::move(head));
-    request.set_associated_data(call.aad);
+    FillCiphertextRequest(call.key, std::move(head), call.aad, request);
     v1::OpenResponse response;
     grpc::ClientContext context;
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Open(&context, request, &response);
     if (!status.ok()) return call.connection->Failed("open", status);
-    return WriteAll(*call.output, response.plaintext());
+    return WriteChecked(
+        "open",
+        {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
+         response.plaintext_crc32c()},
+        response.plaintext(), *call.output);
+  }
+  if (!head.empty() && static_cast<unsigned char>(head[0]) == kEnvelopeFormat) {
+    Progress progress("opening", input.size(), !invocation.Has("--no-progress"));
+    Outcome opened = OpenEnvelope(
+        {call.key, call.aad, input, *call.output, *call.connection, progress}, head);
+    if (!opened.ok()) return opened;
+    absl::Status committed = call.output->Commit();
+    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
+    return Outcome::Ok();
   }
   if (head.empty() || static_cast<unsigned char>(head[0]) != kStreamFormat) {
     return NotCiphertext(input, head);
@@ -237,6 +282,15 @@ Outcome RunRewrap(const Invocation& invocation) {
   if (absl::StatusOr<size_t> n = input.Read(1, head); !n.ok()) {
     return Outcome::Error(std::string(n.status().message()));
   }
+  if (!head.empty() && static_cast<unsigned char>(head[0]) == kEnvelopeFormat) {
+    Progress progress("rewrapping", input.size(), !invocation.Has("--no-progress"));
+    Outcome rewrapped = RewrapEnvelope(
+        {call.key, call.aad, input, *call.output, *call.connection, progress}, head);
+    if (!rewrapped.ok()) return rewrapped;
+    absl::Status committed = call.output->Commit();
+    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
+    return Outcome::Ok();
+  }
   if (!head.empty() && static_cast<unsigned char>(head[0]) == kStreamFormat) {
     return Outcome::Error(absl::StrCat(
         input.name(), " is a stream ciphertext; rewrap takes unary ones only: open it and "
@@ -249,14 +303,83 @@ Outcome RunRewrap(const Invocation& invocation) {
 
   auto stub = v1::Crypto::NewStub(call.connection->channel());
   v1::RewrapRequest request;
-  request.set_key(call.key);
-  request.set_ciphertext(std::move(head));
-  request.set_associated_data(call.aad);
+  FillCiphertextRequest(call.key, std::move(head), call.aad, request);
   v1::RewrapResponse response;
   grpc::ClientContext context;
   call.connection->Prepare(context, CallKind::kUnary);
   grpc::Status status = stub->Rewrap(&context, request, &response);
   if (!status.ok()) return call.connection->Failed("rewrap", status);
+  return WriteChecked(
+      "rewrap",
+      {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
+       response.ciphertext_crc32c()},
+      response.ciphertext(), *call.output);
+}
+
+// A data key for envelope encryption: the sealed key to OUT, and with
+// --plaintext-output the raw key to a file of its own (mode 0600 when new).
+Outcome RunDataKey(const Invocation& invocation) {
+  uint32_t key_bytes = 32;
+  if (invocation.Has("--bytes") &&
+      (!absl::SimpleAtoi(invocation.Get("--bytes"), &key_bytes) ||
+       (key_bytes != 16 && key_bytes != 32))) {
+    return Outcome::Usage(
+        absl::StrCat("--bytes must be 32 (AES-256) or 16 (AES-128), not '",
+                     invocation.Get("--bytes"), "'"));
+  }
+  const bool with_plaintext = invocation.Has("--plaintext-output");
+  std::unique_ptr<Output> plaintext_output;
+  if (with_plaintext) {
+    absl::StatusOr<std::unique_ptr<Output>> created =
+        Output::Create(invocation.Get("--plaintext-output"));
+    if (!created.ok()) return Outcome::Error(std::string(created.status().message()));
+    plaintext_output = *std::move(created);
+    if (plaintext_output->is_terminal()) {
+      return Outcome::Usage("refusing to write a data key to a terminal");
+    }
+  }
+  DataCall call;
+  if (Outcome prepared =
+          PrepareDataCall(invocation, /*binary_output=*/true, call, /*reads_input=*/false);
+      !prepared.ok()) {
+    return prepared;
+  }
+  v1::GenerateDataKeyRequest request;
+  request.set_key(call.key);
+  request.set_data_key_bytes(key_bytes);
+  request.set_associated_data(call.aad);
+  request.set_include_plaintext(with_plaintext);
+  SetCrc32c(request.associated_data(), *request.mutable_associated_data_crc32c());
+  v1::GenerateDataKeyResponse response;
+  grpc::ClientContext context;
+  call.connection->Prepare(context, CallKind::kUnary);
+  grpc::Status status =
+      v1::Crypto::NewStub(call.connection->channel())->GenerateDataKey(&context, request,
+                                                                        &response);
+  // The raw key lives in `response`; it is wiped whatever happens below.
+  struct Wipe {
+    std::string& key;
+    ~Wipe() { crypto::SecureWipe(key.data(), key.size()); }
+  } wipe{*response.mutable_plaintext()};
+  if (!status.ok()) return call.connection->Failed("datakey", status);
+  const bool aad_verified = response.verified_associated_data_crc32c();
+  if (absl::Status checked = CheckAnswer(
+          "datakey", {aad_verified, aad_verified, response.ciphertext_crc32c()},
+          response.ciphertext());
+      !checked.ok()) {
+    return Outcome::Error(std::string(checked.message()));
+  }
+  if (with_plaintext) {
+    if (absl::Status checked = CheckAnswer(
+            "datakey", {aad_verified, aad_verified, response.plaintext_crc32c()},
+            response.plaintext());
+        !checked.ok()) {
+      return Outcome::Error(std::string(checked.message()));
+    }
+    if (Outcome written = WriteAll(*plaintext_output, response.plaintext()); !written.ok()) {
+      return written;
+    }
+  }
   return WriteAll(*call.output, response.ciphertext());
 }
 
@@ -271,8 +394,14 @@ std::vector<Command> DataCommands() {
       "Encrypts IN (default stdin) to OUT (default stdout; never a terminal). An input\n"
       "under 1 MiB is sealed in one call and gives a unary ciphertext; a larger one, or\n"
       "one of unknown size that turns out larger, is streamed and gives a stream\n"
-      "ciphertext. `open` reads both. Only unary ciphertexts can be rewrapped.",
+      "ciphertext. `open` reads both. Only unary ciphertexts can be rewrapped.\n"
+      "\n"
+      "With --envelope, the data never goes to the server: a fresh data key is asked\n"
+      "for (GenerateDataKey), IN is encrypted here with AES-256-GCM under it, and OUT\n"
+      "is an envelope file holding the data key sealed under --key (bound to --aad).\n"
+      "`open` reads it; `rewrap` moves its data key to the key's primary version.",
       {kKeyFlag, kAadFlag, kAadFileFlag, kInputFlag, kOutputFlag,
+       {"--envelope", "", "", "encrypt locally under a data key (large files; no upload)"},
        {"--stream", "", "", "always stream, whatever the input's size"},
        {"--segment-size", "", "BYTES",
         "stream segment size, a power of two from 4096 to 4194304 (implies --stream)"},
@@ -286,7 +415,8 @@ std::vector<Command> DataCommands() {
       "--key NAME [--aad TEXT | --aad-file FILE] [-i IN] [-o OUT]",
       "decrypt data made by seal (either format, detected from its first byte)",
       "Decrypts IN (default stdin) to OUT (default stdout). The format is read from the\n"
-      "first byte: 0x01 unary, 0x02 stream. Give the same --aad as at seal time.\n"
+      "first byte: 0x01 unary, 0x02 stream, 0x03 envelope file (opened here after the\n"
+      "server opens its data key). Give the same --aad as at seal time.\n"
       "\n"
       "With -o FILE, plaintext goes to a temporary file beside FILE that is renamed\n"
       "to FILE only once the whole input has decrypted: on failure FILE is untouched.\n"
@@ -307,11 +437,33 @@ std::vector<Command> DataCommands() {
       "Sends a unary ciphertext (from seal of an input under 1 MiB) and gets back the\n"
       "same plaintext sealed under the key's primary version, without the plaintext\n"
       "ever leaving the server. Use after `admin key rotate` to migrate stored data.\n"
-      "Stream ciphertexts cannot be rewrapped: open and seal them again.",
+      "An envelope file (seal --envelope) gets its data key rewrapped and its header\n"
+      "rewritten; its data is copied unchanged. Stream ciphertexts cannot be\n"
+      "rewrapped: open and seal them again.",
       {kKeyFlag, kAadFlag, kAadFileFlag, kInputFlag, kOutputFlag},
       0,
       0,
       RunRewrap,
+  });
+  commands.push_back({
+      {"datakey"},
+      "--key NAME [--aad TEXT | --aad-file FILE] [--bytes 32|16] [-o SEALED] "
+      "[--plaintext-output FILE]",
+      "make a data key for envelope encryption, sealed under one of your keys",
+      "Asks the server for a fresh random data key (AES-256 by default) and writes it\n"
+      "sealed under --key to OUT (default stdout): an ordinary unary ciphertext, 81\n"
+      "bytes for AES-256, bound to --aad. Store it beside the data you encrypt with\n"
+      "the key; `sealbox open` (same --key and --aad) gives the raw key back, and\n"
+      "`sealbox rewrap` moves it to a newer key version. With --plaintext-output FILE\n"
+      "the raw key is also written to FILE (mode 0600 if new): use it, then delete it.\n"
+      "`sealbox seal --envelope` does all of this for a file in one step.",
+      {kKeyFlag, kAadFlag, kAadFileFlag,
+       {"--bytes", "", "N", "data key length: 32 (AES-256, default) or 16 (AES-128)"},
+       {"--output", "-o", "FILE", "write the sealed key to FILE, atomically (default: stdout)"},
+       {"--plaintext-output", "", "FILE", "also write the raw data key to FILE"}},
+      0,
+      0,
+      RunDataKey,
   });
   return commands;
 }

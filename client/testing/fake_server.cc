@@ -10,7 +10,9 @@
 //   stream: 0x02 | u32 aad length | aad | (plaintext XOR 0x5a)... | "END!"
 //
 // Tokens: "tenant-token" for Crypto, "admin-token" for Admin. Key "missing" and
-// tenant "ghost" do not exist. Unary plaintext is limited to 1 MiB, as in the server.
+// tenant "ghost" do not exist. Unary answers carry checksums as the server's do;
+// under key "corrupt" their output CRC32C is wrong, under key "unchecked" they say
+// the request's checksums were not verified (a server older than checksums). Unary plaintext is limited to 1 MiB, as in the server.
 // OpenStream releases plaintext before it has seen "END!", so a truncated stream
 // fails after some plaintext went out, as the real one can.
 #include <cstdint>
@@ -19,11 +21,13 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
+#include "crypto/crc32c/crc32c.h"
 #include "proto/sealbox/v1/error_reason.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
@@ -66,6 +70,37 @@ std::string Header(char format, const std::string& aad) {
   return header + aad;
 }
 
+// Checks a request's checksums and sets the answer's, with the key behaviours above.
+// Like the server, a checksum is "verified" only when the request carried it.
+template <typename Request, typename Response>
+grpc::Status Checksums(const Request& request, const std::string& input,
+                       const google::protobuf::UInt32Value* input_crc32c,
+                       const std::string& output, Response& response,
+                       void (Response::*set_verified_input)(bool)) {
+  using sealbox::crypto::Crc32c;
+  if ((input_crc32c != nullptr && input_crc32c->value() != Crc32c(input)) ||
+      (request.has_associated_data_crc32c() &&
+       request.associated_data_crc32c().value() != Crc32c(request.associated_data()))) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "checksum mismatch");
+  }
+  const bool answered = request.key() != "unchecked";
+  (response.*set_verified_input)(answered && input_crc32c != nullptr);
+  response.set_verified_associated_data_crc32c(answered && request.has_associated_data_crc32c());
+  uint32_t crc = Crc32c(output);
+  if (request.key() == "corrupt") crc ^= 1;
+  if constexpr (std::is_same_v<Response, v1::OpenResponse>) {
+    response.set_plaintext_crc32c(crc);
+  } else {
+    response.set_ciphertext_crc32c(crc);
+  }
+  return grpc::Status::OK;
+}
+
+const google::protobuf::UInt32Value* IfSet(bool has,
+                                           const google::protobuf::UInt32Value& field) {
+  return has ? &field : nullptr;
+}
+
 grpc::Status CheckKey(const std::string& key) {
   if (key == "missing") return grpc::Status(grpc::StatusCode::NOT_FOUND, "key \"missing\" not found");
   return grpc::Status::OK;
@@ -81,7 +116,10 @@ class FakeCrypto final : public v1::Crypto::Service {
     }
     response->set_ciphertext(Header(1, request->associated_data()) + Xor(request->plaintext()));
     response->set_key_version(1);
-    return grpc::Status::OK;
+    return Checksums(*request, request->plaintext(),
+                     IfSet(request->has_plaintext_crc32c(), request->plaintext_crc32c()),
+                     response->ciphertext(), *response,
+                     &v1::SealResponse::set_verified_plaintext_crc32c);
   }
 
   grpc::Status Open(grpc::ServerContext* context, const v1::OpenRequest* request,
@@ -92,7 +130,10 @@ class FakeCrypto final : public v1::Crypto::Service {
     if (request->ciphertext().compare(0, header.size(), header) != 0) return DecryptionFailed();
     response->set_plaintext(Xor(request->ciphertext().substr(header.size())));
     response->set_key_version(1);
-    return grpc::Status::OK;
+    return Checksums(*request, request->ciphertext(),
+                     IfSet(request->has_ciphertext_crc32c(), request->ciphertext_crc32c()),
+                     response->plaintext(), *response,
+                     &v1::OpenResponse::set_verified_ciphertext_crc32c);
   }
 
   grpc::Status Rewrap(grpc::ServerContext* context, const v1::RewrapRequest* request,
@@ -103,7 +144,10 @@ class FakeCrypto final : public v1::Crypto::Service {
     response->set_ciphertext(request->ciphertext());
     response->set_key_version(2);
     response->set_previous_key_version(1);
-    return grpc::Status::OK;
+    return Checksums(*request, request->ciphertext(),
+                     IfSet(request->has_ciphertext_crc32c(), request->ciphertext_crc32c()),
+                     response->ciphertext(), *response,
+                     &v1::RewrapResponse::set_verified_ciphertext_crc32c);
   }
 
   grpc::Status SealStream(

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/format/segments.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secret_bytes.h"
 
@@ -32,17 +33,13 @@ namespace sealbox::crypto {
 
 inline constexpr uint8_t kStreamFormatV1 = 0x02;
 inline constexpr size_t kStreamSaltBytes = 32;
-inline constexpr size_t kStreamNoncePrefixBytes = 7;
+inline constexpr size_t kStreamNoncePrefixBytes = kSegmentNoncePrefixBytes;
 inline constexpr size_t kStreamHeaderBytes =
     1 + 4 + 4 + kStreamSaltBytes + kStreamNoncePrefixBytes;  // 48
 inline constexpr uint32_t kDefaultSegmentBytes = 64 * 1024;
-inline constexpr uint32_t kMinSegmentBytes = 4 * 1024;
-inline constexpr uint32_t kMaxSegmentBytes = 4 * 1024 * 1024;
-// Segment indices are 32 bits, so a stream has at most 2^32 segments.
-inline constexpr uint64_t kMaxSegments = uint64_t{1} << 32;
 
 using StreamSalt = std::array<uint8_t, kStreamSaltBytes>;
-using StreamNoncePrefix = std::array<uint8_t, kStreamNoncePrefixBytes>;
+using StreamNoncePrefix = SegmentNoncePrefix;
 
 // The parsed header of a stream.
 struct StreamHeader {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/format/derivation.h"
+#include "crypto/format/envelope.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/test_bytes.h"
 #include "crypto/format/unary.h"
@@ -177,6 +178,80 @@ TEST(WorkedExamplesTest, Stream) {
     ExpectInDoc(hex, "stream example value");
   }
   for (const SegmentValues& s : kSegments) {
+    ExpectInDoc(s.nonce, "segment nonce");
+    ExpectInDoc(s.tag, "segment tag");
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Envelope: data key 80..9f sealed by the unary example's epoch with counter 2 and
+// the same AAD, segment size 4096, nonce prefix 70..76, the stream example's 5000
+// plaintext bytes.
+
+constexpr char kSealedDataKey[] =
+    "0100000001a0a1a2a3a4a5a6a7a8a9aaabacadaeaf000000000000000000000002"  // header
+    "fee917606155140a44911217e2553f1061cb70912f7bf20f99b00a8d51af3395"    // data key
+    "6b61fb28d71eb52a45a874a5885814fd";                                  // tag
+constexpr char kEnvelopeHeader[] = "030000100070717273747576"  // segments' AAD
+                                    "0051";                     // L = 81
+constexpr SegmentValues kEnvelopeSegments[] = {
+    {"707172737475760000000000", "454f67d0392b349532be2c0ea0bbe03f"},
+    {"707172737475760000000101", "d4b3c343ada27a586f889c9034240a06"},
+};
+constexpr size_t kEnvelopeBytes = 95 + (4096 + 16) + (904 + 16);
+constexpr char kEnvelopeSha256[] =
+    "03e350e8ac4a06dd9fde1f2f3ad7aba4d02daba1c57d15f7f1e2ab45446a1a61";
+
+TEST(WorkedExamplesTest, Envelope) {
+  EpochId epoch;
+  for (size_t i = 0; i < epoch.size(); ++i) epoch[i] = static_cast<uint8_t>(0xa0 + i);
+  Bytes data_key(32);
+  for (size_t i = 0; i < data_key.size(); ++i) data_key[i] = static_cast<uint8_t>(0x80 + i);
+  auto epoch_subkey = EpochSubkey::DeriveForTesting(kMaterial, kContext, epoch, 2);
+  ASSERT_TRUE(epoch_subkey.ok());
+  absl::StatusOr<Bytes> sealed_key = (*epoch_subkey)->Seal(data_key, kAad);
+  ASSERT_TRUE(sealed_key.ok());
+  EXPECT_EQ(Hex(*sealed_key), kSealedDataKey);
+
+  SegmentNoncePrefix prefix;
+  for (size_t i = 0; i < prefix.size(); ++i) prefix[i] = static_cast<uint8_t>(0x70 + i);
+  absl::StatusOr<EnvelopeHeader> header = NewEnvelopeHeader(*sealed_key, 4096, prefix);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(Hex(header->bytes), std::string(kEnvelopeHeader) + kSealedDataKey);
+  Bytes plaintext(5000);
+  for (size_t i = 0; i < plaintext.size(); ++i) plaintext[i] = i % 251;
+  auto sealer = EnvelopeSealer(data_key, *header);
+  ASSERT_TRUE(sealer.ok());
+  Bytes file = header->bytes;
+  ASSERT_TRUE((*sealer)->Update(plaintext, file).ok());
+  ASSERT_TRUE((*sealer)->Finish(file).ok());
+  ASSERT_EQ(file.size(), kEnvelopeBytes);
+  EXPECT_EQ(Sha256Hex(file), kEnvelopeSha256);
+
+  // Each segment opens under the data key itself with the documented nonce and the
+  // header's first 12 bytes as AAD.
+  auto key = ExpandedKey::Create(data_key);
+  ASSERT_TRUE(key.ok());
+  const absl::Span<const uint8_t> all = file;
+  const absl::Span<const uint8_t> segments[] = {all.subspan(95, 4096 + 16),
+                                                all.subspan(95 + 4096 + 16)};
+  Bytes opened;
+  for (int i = 0; i < 2; ++i) {
+    const absl::Span<const uint8_t> s = segments[i];
+    Bytes pt(s.size() - 16);
+    EXPECT_TRUE((*key)->Open(FromHex(kEnvelopeSegments[i].nonce), all.first(12),
+                             s.first(pt.size()), s.last(16), absl::MakeSpan(pt))
+                    .ok())
+        << "segment " << i;
+    EXPECT_EQ(Hex(s.last(16)), kEnvelopeSegments[i].tag) << "segment " << i;
+    opened.insert(opened.end(), pt.begin(), pt.end());
+  }
+  EXPECT_EQ(opened, plaintext);
+
+  for (const char* hex : {kSealedDataKey, kEnvelopeHeader, kEnvelopeSha256}) {
+    ExpectInDoc(hex, "envelope example value");
+  }
+  for (const SegmentValues& s : kEnvelopeSegments) {
     ExpectInDoc(s.nonce, "segment nonce");
     ExpectInDoc(s.tag, "segment tag");
   }

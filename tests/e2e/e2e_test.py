@@ -79,6 +79,81 @@ class EndToEnd(unittest.TestCase):
                                   check=False)
         self.assertEqual(unknown.returncode, EXIT_NOT_FOUND)
 
+    def test_cli_data_keys(self):
+        home = tempfile.mkdtemp(dir=self.server.home)
+        sealed, raw = os.path.join(home, "dk.sealed"), os.path.join(home, "dk.raw")
+        self.server.cli("datakey", "--key", "default", "--aad", "bucket/a", "-o", sealed,
+                        "--plaintext-output", raw, token=self.token)
+        key, sealed_key = read_bytes(raw), read_bytes(sealed)
+        self.assertEqual(len(key), 32)
+        self.assertEqual(os.stat(raw).st_mode & 0o777, 0o600)
+        self.assertEqual((len(sealed_key), sealed_key[0]), (81, 0x01))
+        # A sealed data key is an ordinary unary ciphertext, bound to its AAD.
+        self.assertEqual(self.open(sealed_key, "--aad", "bucket/a").stdout, key)
+        wrong = self.open(sealed_key, "--aad", "bucket/b", check=False)
+        self.assertEqual(wrong.returncode, EXIT_DECRYPTION_FAILED, wrong.stderr)
+        # Sealed only, and AES-128.
+        only = self.server.cli("datakey", "--key", "default", "--bytes", "16",
+                               token=self.token).stdout
+        self.assertEqual(len(only), 65)
+        self.assertEqual(len(self.open(only).stdout), 16)
+        bad = self.server.cli("datakey", "--key", "default", "--bytes", "24",
+                              token=self.token, check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+
+    def test_cli_envelope_files(self):
+        # 64 MiB sealed locally: only the data key goes to the server and back.
+        self.server.admin("key", "create", "acme", "files")
+        home = tempfile.mkdtemp(dir=self.server.home)
+        source = os.path.join(home, "data.bin")
+        size = 64 << 20
+        with open(source, "wb") as f:
+            for _ in range(size >> 20):
+                f.write(os.urandom(1 << 20))
+        envelope, opened = source + ".sbx", source + ".opened"
+
+        def cli(*args, check=True):
+            return self.server.cli(*args, "--key", "files", "--aad", "data.bin",
+                                   token=self.token, check=check)
+
+        cli("seal", "--envelope", "-i", source, "-o", envelope)
+        sealed = read_bytes(envelope)
+        segments = size // (1 << 20) + 1
+        self.assertEqual(len(sealed), 95 + size + 16 * segments)
+        self.assertEqual((sealed[0], sealed[1:5], sealed[12:14]),
+                         (0x03, (1 << 20).to_bytes(4, "big"), (81).to_bytes(2, "big")))
+        cli("open", "-i", envelope, "-o", opened)
+        self.assertEqual(file_sha256(opened), file_sha256(source))
+        os.remove(opened)
+
+        # Damage anywhere in the data, a cut, or the wrong AAD: exit 3, no output.
+        for what, damaged in (("flipped bit", sealed[:40 << 20] + bytes([sealed[40 << 20] ^ 1])
+                               + sealed[(40 << 20) + 1:]),
+                              ("cut at a segment boundary", sealed[:95 + 3 * ((1 << 20) + 16)]),
+                              ("appended byte", sealed + b"\0")):
+            path = os.path.join(home, "damaged.sbx")
+            with open(path, "wb") as f:
+                f.write(damaged)
+            result = cli("open", "-i", path, "-o", opened, check=False)
+            self.assertEqual(result.returncode, EXIT_DECRYPTION_FAILED, (what, result.stderr))
+            self.assertFalse(os.path.exists(opened), what)
+        wrong_aad = self.server.cli("open", "--key", "files", "--aad", "other", "-i", envelope,
+                                    "-o", opened, token=self.token, check=False)
+        self.assertEqual(wrong_aad.returncode, EXIT_DECRYPTION_FAILED, wrong_aad.stderr)
+
+        # After a rotation, rewrap moves the data key to version 2; the data is unchanged.
+        self.server.admin("key", "rotate", "acme", "files")
+        rewrapped = envelope + ".v2"
+        cli("rewrap", "-i", envelope, "-o", rewrapped)
+        new = read_bytes(rewrapped)
+        self.assertEqual(int.from_bytes(new[15:19], "big"), 2)
+        self.assertEqual((new[:12], new[95:]), (sealed[:12], sealed[95:]))
+        self.server.admin("key", "min-version", "acme", "files", "2")
+        refused = cli("open", "-i", envelope, "-o", opened, check=False)
+        self.assertIn(b"FAILED_PRECONDITION", refused.stderr)
+        cli("open", "-i", rewrapped, "-o", opened)
+        self.assertEqual(file_sha256(opened), file_sha256(source))
+
     def seal_status(self, data, token):
         return self.server.cli("seal", "--key", "default", token=token, input=data,
                                check=False).returncode

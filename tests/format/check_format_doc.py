@@ -3,8 +3,9 @@
 
 Knows nothing of sealbox's code: it reads the worked examples in the document and,
 following only the rules the document states, rebuilds the info strings, headers and
-nonces, re-derives the keys, decrypts the unary example, and re-seals and opens the
-stream example. Every value the document prints must match.
+nonces, re-derives the keys, decrypts the unary example, re-seals and opens the
+stream example, and re-seals the envelope example. Every value the document prints
+must match.
 
 Usage: check_format_doc.py path/to/FORMAT.md
 Needs only the Python standard library and python3-cryptography.
@@ -209,17 +210,53 @@ def check_stream(ex):
             pass
 
 
+def check_envelope(ex, unary):
+    """The envelope example: its data key sealed as the unary example's message would
+    be at the example's counter, then a file under that data key."""
+    material, aad = unary.bytes("key material"), unary.bytes("caller AAD")
+    epoch_id, version = unary.bytes("epoch id"), unary.int("key version")
+    info = b"sealbox/v1/unary" + name(unary.bytes("tenant")) + name(unary.bytes("key name"))
+    data_key = ex.bytes("data key")
+    unary_header = b"\x01" + u32(version) + epoch_id + bytes(4) + u64(ex.int("counter"))
+    sealed_key = unary_header + AESGCM(hkdf(material, epoch_id, info)).encrypt(
+        unary_header[21:], data_key, unary_header + u64(len(aad)) + aad)
+    expect("sealed data key", sealed_key, ex.bytes("sealed data key"))
+
+    size, prefix = ex.int("segment size"), ex.bytes("nonce prefix")
+    plaintext = bytes(i % 251 for i in range(ex.int("plaintext length")))
+    segments_aad = b"\x03" + u32(size) + prefix
+    expect("segments AAD", segments_aad, ex.bytes("segments AAD"))
+    header = segments_aad + struct.pack(">H", len(sealed_key)) + sealed_key
+    expect("envelope header", header, ex.bytes("header"))
+    full = len(plaintext) // size
+    pieces = [plaintext[i * size:(i + 1) * size] for i in range(full)]
+    pieces.append(plaintext[full * size:])
+    file = header
+    for i, piece in enumerate(pieces):
+        nonce = prefix + u32(i) + (b"\x01" if i == len(pieces) - 1 else b"\x00")
+        expect("envelope segment %d nonce" % i, nonce, ex.bytes("segment %d nonce" % i))
+        sealed = AESGCM(data_key).encrypt(nonce, piece, segments_aad)
+        expect("envelope segment %d tag" % i, sealed[-16:], ex.bytes("segment %d tag" % i))
+        file += sealed
+    expect("file length", len(file), ex.int("file length"))
+    expect("file SHA-256", hashlib.sha256(file).digest(), ex.bytes("file SHA-256"))
+
+
 def main():
     doc = open(sys.argv[1], encoding="utf-8").read()
-    for title, check in [("unary ciphertext", check_unary),
-                         ("stream ciphertext", check_stream)]:
-        example = Example(example_fields(doc, title))
-        check(example)
-        example.check_all_used()
+    unary = Example(example_fields(doc, "unary ciphertext"))
+    check_unary(unary)
+    unary.check_all_used()
+    stream = Example(example_fields(doc, "stream ciphertext"))
+    check_stream(stream)
+    stream.check_all_used()
+    envelope = Example(example_fields(doc, "envelope file"))
+    check_envelope(envelope, unary)
+    envelope.check_all_used()
     if failures:
         sys.exit("docs/FORMAT.md disagrees with its own rules:\n" +
                  "\n".join(failures))
-    print("docs/FORMAT.md: both worked examples check out")
+    print("docs/FORMAT.md: the three worked examples check out")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+// Envelope files (docs/FORMAT.md "Envelope file"): `seal --envelope` asks the server
+// for a data key and encrypts the input locally under it, keeping the sealed data key
+// in the header; `open` of such a file opens the sealed key with the server and
+// decrypts locally. Only the 81-byte key crosses the network, whatever the file's size.
+#ifndef SEALBOX_CLIENT_ENVELOPE_FILES_H_
+#define SEALBOX_CLIENT_ENVELOPE_FILES_H_
+
+#include <string>
+
+#include "client/channel.h"
+#include "client/input.h"
+#include "client/outcome.h"
+#include "client/output.h"
+#include "client/progress.h"
+
+namespace sealbox::client {
+
+// What sealing or opening one envelope file takes.
+struct EnvelopeCall {
+  std::string key;
+  std::string aad;  // the sealed data key's associated data
+  Input& input;
+  Output& output;
+  const Connection& connection;
+  Progress& progress;
+};
+
+// Writes `call.input` as an envelope file to `call.output` (not committed).
+Outcome SealEnvelope(const EnvelopeCall& call);
+
+// Opens an envelope file whose first bytes, already read, are `head`; writes the
+// plaintext to `call.output` (not committed), each segment only once it verified.
+Outcome OpenEnvelope(const EnvelopeCall& call, std::string head);
+
+// Rewraps the data key of an envelope file whose first bytes are `head` (Rewrap: no
+// plaintext leaves the server) and writes the file with the new header; the
+// segments are copied as they are.
+Outcome RewrapEnvelope(const EnvelopeCall& call, std::string head);
+
+}  // namespace sealbox::client
+
+#endif  // SEALBOX_CLIENT_ENVELOPE_FILES_H_
