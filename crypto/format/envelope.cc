@@ -68,7 +68,7 @@ absl::StatusOr<EnvelopeHeader> NewEnvelopeHeader(
   }
   if (sealed_data_key.size() < kMinSealedDataKeyBytes ||
       sealed_data_key.size() > kMaxSealedDataKeyBytes) {
-    return absl::InvalidArgumentError("a sealed data key is 29 to 1024 bytes");
+    return absl::InvalidArgumentError("a sealed data key is 49 to 1024 bytes");
   }
   SegmentNoncePrefix prefix;
   if (nonce_prefix.has_value()) {

@@ -26,8 +26,8 @@ inline constexpr uint8_t kEnvelopeFormatV1 = 0x03;
 // Format, segment size, nonce prefix, L: what comes before the sealed data key.
 inline constexpr size_t kEnvelopeFixedHeaderBytes = 1 + 4 + kSegmentNoncePrefixBytes + 2;
 inline constexpr uint32_t kDefaultEnvelopeSegmentBytes = 1 << 20;
-// A sealed data key is a unary ciphertext: 29 bytes at least (empty plaintext).
-inline constexpr size_t kMinSealedDataKeyBytes = 29;
+// A sealed data key is a unary ciphertext: 49 bytes at least (33 of header, 16 of tag).
+inline constexpr size_t kMinSealedDataKeyBytes = 49;
 inline constexpr size_t kMaxSealedDataKeyBytes = 1024;
 
 // The parsed header of an envelope file.

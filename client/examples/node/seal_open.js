@@ -8,12 +8,16 @@
 //     SEALBOX_TOKEN=... node seal_open.js [HOST:PORT] [--proto-dir DIR] [--key NAME]
 //
 // Mirrors client/examples/python/seal_open.py. Exits 0 on success, 1 on any failure.
+// The unary calls carry CRC32C checksums both ways (crc32c.js). envelope.js reuses the
+// loading and call helpers exported at the end.
 'use strict';
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+
+const { ChecksumError, checksum, verify } = require('./crc32c');
 
 const USAGE = `usage: node seal_open.js [HOST:PORT] [--proto-dir DIR] [--key NAME] [--timeout SECONDS]
 
@@ -162,14 +166,22 @@ async function main() {
   auth.set('authorization', `Bearer ${token}`);
 
   try {
-    // Unary: small values such as database fields.
+    // Unary: small values such as database fields. The server checks the checksums we
+    // send; verify() checks the ones it sends back, and that it did check ours.
     const message = Buffer.from('hello from node');
     const ad = Buffer.from('row-7');
-    const sealed = await unary(client, 'Seal',
-      { key: args.key, plaintext: message, associated_data: ad }, auth, args.timeoutMs, grpc);
-    const opened = await unary(client, 'Open',
-      { key: args.key, ciphertext: sealed.ciphertext, associated_data: ad }, auth,
-      args.timeoutMs, grpc);
+    const sealed = await unary(client, 'Seal', {
+      key: args.key, plaintext: message, associated_data: ad,
+      plaintext_crc32c: checksum(message), associated_data_crc32c: checksum(ad),
+    }, auth, args.timeoutMs, grpc);
+    verify('Seal', sealed, ['ciphertext'],
+      ['verified_plaintext_crc32c', 'verified_associated_data_crc32c']);
+    const opened = await unary(client, 'Open', {
+      key: args.key, ciphertext: sealed.ciphertext, associated_data: ad,
+      ciphertext_crc32c: checksum(sealed.ciphertext), associated_data_crc32c: checksum(ad),
+    }, auth, args.timeoutMs, grpc);
+    verify('Open', opened, ['plaintext'],
+      ['verified_ciphertext_crc32c', 'verified_associated_data_crc32c']);
     if (!opened.plaintext.equals(message)) fail('Open returned different bytes than were sealed');
     console.log(`unary: sealed ${sealed.ciphertext.length} bytes under version ` +
                 `${sealed.key_version}, opened OK`);
@@ -187,11 +199,19 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  if (err instanceof Failure) {
-    console.error(`seal_open.js: ${err.message}`);
+// Prints a failure as one line (a stack only for the unexpected: not a failed call, a
+// checksum or a missing or unreadable file) and sets exit code 1.
+function report(script, err) {
+  if (err instanceof Failure || err instanceof ChecksumError || (err && err.syscall)) {
+    console.error(`${script}: ${err.message}`);
   } else {
-    console.error('seal_open.js: unexpected error:', err);
+    console.error(`${script}: unexpected error:`, err);
   }
   process.exitCode = 1;
-});
+}
+
+if (require.main === module) {
+  main().catch((err) => report('seal_open.js', err));
+}
+
+module.exports = { Failure, fail, loadModules, loadService, unary, report };

@@ -2,7 +2,8 @@
 """A minimal sealbox client in Python: seal a message, open it again, stream a file.
 
 Needs Debian's python3-grpcio and python3-grpc-tools. The stubs are generated from
-the project's .proto files on the fly, so nothing generated is checked in:
+the project's .proto files on the fly, so nothing generated is checked in. The unary
+calls carry CRC32C checksums both ways (sealbox_crc32c.py):
 
     SEALBOX_TOKEN=... /usr/bin/python3 seal_open.py [HOST:PORT] [--proto-dir DIR]
 """
@@ -16,6 +17,8 @@ import tempfile
 
 from grpc_tools import protoc
 import grpc
+
+from sealbox_crc32c import checksum, verify
 
 
 def load_stubs(proto_dir):
@@ -52,12 +55,22 @@ def main():
     stub = data_grpc.CryptoStub(grpc.insecure_channel(args.server))
     auth = [("authorization", f"Bearer {token}")]
 
-    # Unary: small values such as database fields.
-    sealed = stub.Seal(data_pb2.SealRequest(key=args.key, plaintext=b"hello from python",
-                                            associated_data=b"row-7"), metadata=auth)
-    opened = stub.Open(data_pb2.OpenRequest(key=args.key, ciphertext=sealed.ciphertext,
-                                            associated_data=b"row-7"), metadata=auth)
-    assert opened.plaintext == b"hello from python"
+    # Unary: small values such as database fields. The server checks the checksums we
+    # send; verify() checks the ones it sends back, and that it did check ours.
+    message, row = b"hello from python", b"row-7"
+    sealed = stub.Seal(data_pb2.SealRequest(
+        key=args.key, plaintext=message, associated_data=row,
+        plaintext_crc32c=checksum(message), associated_data_crc32c=checksum(row)),
+        metadata=auth)
+    verify(sealed, ["ciphertext"],
+           ["verified_plaintext_crc32c", "verified_associated_data_crc32c"])
+    opened = stub.Open(data_pb2.OpenRequest(
+        key=args.key, ciphertext=sealed.ciphertext, associated_data=row,
+        ciphertext_crc32c=checksum(sealed.ciphertext), associated_data_crc32c=checksum(row)),
+        metadata=auth)
+    verify(opened, ["plaintext"],
+           ["verified_ciphertext_crc32c", "verified_associated_data_crc32c"])
+    assert opened.plaintext == message
     print(f"unary: sealed {len(sealed.ciphertext)} bytes under version "
           f"{sealed.key_version}, opened OK")
 

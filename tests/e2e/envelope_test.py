@@ -1,0 +1,296 @@
+"""End-to-end: envelope files (docs/FORMAT.md, "Envelope file (0x03)") sealed and opened
+by the Python example's helper (client/examples/python/envelope.py) against the real
+server, and the CRC32C checksums the example clients set and check."""
+import os
+import subprocess
+import sys
+import tempfile
+import tracemalloc
+import unittest
+
+import grpc
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from google.protobuf.wrappers_pb2 import UInt32Value
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.abspath("client/examples/python"))
+import envelope  # noqa: E402
+from harness import (  # noqa: E402
+    DEADLINE, AdminClient, CryptoClient, Server, bearer, file_sha256, new_tenant, read_bytes,
+    stubs)
+from sealbox_crc32c import ChecksumError, checksum, crc32c, verify  # noqa: E402
+
+SCRIPT = "client/examples/python/envelope.py"
+MIB = 1 << 20
+S = envelope.SEGMENT_SIZE
+
+
+def write_random(path, size):
+    """`size` random bytes, written a MiB at a time."""
+    with open(path, "wb") as f:
+        for offset in range(0, size, MIB):
+            f.write(os.urandom(min(MIB, size - offset)))
+
+
+def envelope_size(sealed_key_length, n):
+    """docs/FORMAT.md: the header, every full segment, then the last (possibly empty)."""
+    return 14 + sealed_key_length + n + 16 * (n // S + 1)
+
+
+def traced_peak(run):
+    """Runs `run()`: the most memory Python allocated meanwhile, in MiB (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1] / MIB
+    finally:
+        tracemalloc.stop()
+
+
+class WithServer(unittest.TestCase):
+    """This file's tests share one server (setUpModule) with a tenant of three keys."""
+
+
+def setUpModule():
+    shared = WithServer
+    shared.server = Server().start()
+    shared.admin = AdminClient(shared.server)
+    shared.token = new_tenant(shared.admin, "acme", keys=("default", "other", "rotating"))
+    shared.client = CryptoClient(shared.server.address, shared.token)
+    shared.stub, shared.auth = shared.client.stub, bearer(shared.token)
+    shared.admin_pb2, _, shared.data_pb2, _ = stubs()
+
+
+def tearDownModule():
+    WithServer.client.close()
+    WithServer.admin.close()
+    WithServer.server.stop()
+
+
+class Envelope(WithServer):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def seal(self, source, target, key="default", aad=b"file-1"):
+        return envelope.seal_file(self.stub, self.auth, key, source, target, aad)
+
+    def open(self, source, target, key="default", aad=b"file-1"):
+        return envelope.open_file(self.stub, self.auth, key, source, target, aad)
+
+    def run_cli(self, *args):
+        return subprocess.run(["/usr/bin/python3", SCRIPT, *args], capture_output=True,
+                              env=dict(os.environ, SEALBOX_TOKEN=self.token), timeout=120)
+
+    def test_a_64_mib_file_in_memory_bounded_by_a_segment(self):
+        source, sealed, opened = self.path("big"), self.path("big.env"), self.path("big.out")
+        write_random(source, 64 * MIB)
+        seal_peak = traced_peak(lambda: self.seal(source, sealed))
+        with open(sealed, "rb") as f:
+            header = f.read(14)
+        self.assertEqual((header[0], int.from_bytes(header[1:5], "big"),
+                          int.from_bytes(header[12:14], "big")), (0x03, MIB, 81))
+        # 64 full segments and an empty last one.
+        self.assertEqual(os.path.getsize(sealed), 14 + 81 + 64 * MIB + 16 * 65)
+        open_peak = traced_peak(lambda: self.open(sealed, opened))
+        self.assertEqual(file_sha256(opened), file_sha256(source))
+        # Reading the file whole would take 64 MiB at least.
+        print(f"envelope.py on 64 MiB: {seal_peak:.1f} MiB allocated at most sealing, "
+              f"{open_peak:.1f} MiB opening")
+        self.assertLess(max(seal_peak, open_peak), 8)
+
+    def test_segment_boundaries(self):
+        for n in (0, 1, S - 1, S, S + 1, 2 * S):
+            with self.subTest(size=n):
+                source, sealed, opened = (self.path(f"{n}"), self.path(f"{n}.env"),
+                                          self.path(f"{n}.out"))
+                write_random(source, n)
+                self.assertEqual(self.seal(source, sealed), 1)
+                self.assertEqual(os.path.getsize(sealed), envelope_size(81, n))
+                self.assertEqual(self.open(sealed, opened), 1)
+                self.assertEqual(read_bytes(opened), read_bytes(source))
+
+    def test_decryption_following_only_the_format_document(self):
+        source, sealed = self.path("small"), self.path("small.env")
+        write_random(source, 5000)
+        self.seal(source, sealed, aad=b"order-9")
+        data = read_bytes(sealed)
+        header, sealed_key = data[:12], data[14:14 + int.from_bytes(data[12:14], "big")]
+        data_key = self.client.open("default", sealed_key, b"order-9")
+        nonce = header[5:12] + (0).to_bytes(4, "big") + b"\x01"  # one segment: the last
+        self.assertEqual(AESGCM(data_key).decrypt(nonce, data[14 + len(sealed_key):], header),
+                         read_bytes(source))
+
+    def assert_fails(self, data, error, message, key="default", aad=b"file-1"):
+        """Opening `data` raises `error` with `message`, and leaves no file behind."""
+        sealed = self.path("damaged.env")
+        with open(sealed, "wb") as f:
+            f.write(data)
+        out_dir = tempfile.mkdtemp(dir=self.dir)
+        with self.assertRaises(error) as raised:
+            self.open(sealed, os.path.join(out_dir, "plain"), key=key, aad=aad)
+        text = (raised.exception.details() if isinstance(raised.exception, grpc.RpcError)
+                else str(raised.exception))
+        self.assertIn(message, text)
+        self.assertEqual(os.listdir(out_dir), [], "a partial or temporary file was left")
+
+    def test_damaged_files_and_wrong_context_fail_leaving_nothing(self):
+        # Three full segments and a last of 5 bytes: damage past the first segment
+        # fails after plaintext was written to the temporary file.
+        source, sealed = self.path("plain"), self.path("plain.env")
+        write_random(source, 3 * S + 5)
+        self.seal(source, sealed)
+        good = read_bytes(sealed)
+        body = 14 + 81
+        segment = S + 16
+
+        def flipped(offset):
+            data = bytearray(good)
+            data[offset] ^= 0x04
+            return bytes(data)
+
+        failed = "decryption failed"
+        cases = {
+            "a bit of the second segment": (flipped(body + segment + 100), failed),
+            "a bit of the last segment's tag": (flipped(len(good) - 1), failed),
+            "a bit of the nonce prefix": (flipped(7), failed),
+            "one byte short": (good[:-1], failed),
+            "the last segment dropped": (good[:body + 3 * segment], failed),
+            "a short last segment": (good[:body + 3 * segment + 15], failed),
+            "one byte appended": (good + b"\0", failed),
+            "segments swapped": (good[:body] + good[body + segment:body + 2 * segment]
+                                 + good[body:body + segment] + good[body + 2 * segment:],
+                                 failed),
+        }
+        for what, (data, message) in cases.items():
+            with self.subTest(what):
+                self.assert_fails(data, envelope.EnvelopeError, message)
+
+        with self.subTest("a bit of the sealed key"):
+            self.assert_fails(flipped(20), grpc.RpcError, failed)
+        with self.subTest("wrong associated data"):
+            self.assert_fails(good, grpc.RpcError, failed, aad=b"file-2")
+        with self.subTest("another key's name"):
+            self.assert_fails(good, grpc.RpcError, failed, key="other")
+        with self.subTest("a key that does not exist"):
+            self.assert_fails(good, grpc.RpcError, 'key "nope" not found', key="nope")
+
+    def test_files_that_are_not_envelopes(self):
+        good = b"\x03" + S.to_bytes(4, "big") + bytes(7) + (81).to_bytes(2, "big") + bytes(97)
+        unary = self.client.seal("default", b"a unary ciphertext").ciphertext
+        cases = {
+            "empty": b"",
+            "a unary ciphertext": unary,
+            "a short header": good[:13],
+            "a short sealed key": good[:14 + 80],
+            "S not a power of two": good[:1] + (S - 1).to_bytes(4, "big") + good[5:],
+            "S below 4 KiB": good[:1] + (2048).to_bytes(4, "big") + good[5:],
+            "S above 4 MiB": good[:1] + (8 * MIB).to_bytes(4, "big") + good[5:],
+            "L below 49": good[:12] + (48).to_bytes(2, "big") + good[14:],
+            "L above 1024": good[:12] + (1025).to_bytes(2, "big") + good[14:],
+        }
+        for what, data in cases.items():
+            with self.subTest(what):
+                self.assert_fails(data, envelope.EnvelopeError, "not a sealbox envelope file")
+
+    def test_a_rewrapped_header_opens_after_rotation(self):
+        source, sealed = self.path("plain"), self.path("plain.env")
+        write_random(source, 2 * S + 3)
+        self.assertEqual(self.seal(source, sealed, key="rotating"), 1)
+        self.admin.RotateKey(self.admin_pb2.KeyRef(tenant="acme", key="rotating"))
+
+        # Rewrap the sealed data key and write it in place of the old: the segments stay.
+        data = read_bytes(sealed)
+        length = int.from_bytes(data[12:14], "big")
+        old_key = data[14:14 + length]
+        rewrapped = self.stub.Rewrap(self.data_pb2.RewrapRequest(
+            key="rotating", ciphertext=old_key, associated_data=b"file-1",
+            ciphertext_crc32c=checksum(old_key), associated_data_crc32c=checksum(b"file-1")),
+            metadata=self.auth, timeout=DEADLINE)
+        verify(rewrapped, ["ciphertext"],
+               ["verified_ciphertext_crc32c", "verified_associated_data_crc32c"])
+        self.assertEqual((rewrapped.previous_key_version, rewrapped.key_version), (1, 2))
+        new_key = rewrapped.ciphertext
+        moved = self.path("moved.env")
+        with open(moved, "wb") as f:
+            f.write(data[:12] + len(new_key).to_bytes(2, "big") + new_key
+                    + data[14 + length:])
+        self.assertEqual(self.open(moved, self.path("moved.out"), key="rotating"), 2)
+        self.assertEqual(read_bytes(self.path("moved.out")), read_bytes(source))
+        # Version 1 is still enabled, so the old header opens too.
+        self.assertEqual(self.open(sealed, self.path("old.out"), key="rotating"), 1)
+
+    def test_cli(self):
+        source, sealed = self.path("plain"), self.path("plain.env")
+        write_random(source, 100)
+        address = self.server.address
+        result = self.run_cli("seal", "--key", "default", "--aad", "a", source, sealed, address)
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        self.assertIn(b"(key version 1), OK", result.stdout)
+        result = self.run_cli("open", "--key", "default", "--aad", "a", sealed,
+                              self.path("opened"), address)
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        self.assertEqual(read_bytes(self.path("opened")), read_bytes(source))
+        cases = {
+            "wrong aad": (("open", "--key", "default", "--aad", "b", sealed, self.path("o"),
+                           address), "envelope.py: INVALID_ARGUMENT: decryption failed"),
+            "not an envelope": (("open", "--key", "default", source, self.path("o"), address),
+                                "envelope.py: not a sealbox envelope file"),
+            "no input": (("seal", "--key", "default", self.path("missing"), self.path("o"),
+                          address), "envelope.py: [Errno 2] No such file or directory"),
+        }
+        for what, (args, message) in cases.items():
+            with self.subTest(what):
+                result = self.run_cli(*args)
+                self.assertEqual(result.returncode, 1)
+                lines = result.stderr.decode().splitlines()
+                self.assertEqual(len(lines), 1, lines)
+                self.assertTrue(lines[0].startswith(message), lines)
+                self.assertFalse(os.path.exists(self.path("o")))
+
+
+class Checksums(WithServer):
+    def test_known_values(self):
+        # docs/FORMAT.md, "Checksums".
+        self.assertEqual(crc32c(b"123456789"), 0xE3069283)
+        self.assertEqual(crc32c(b"hello, sealbox"), 3630349962)
+        self.assertEqual(crc32c(b"hello, sealbox"), 0xD862BE8A)
+        self.assertEqual(crc32c(b""), 0)
+
+    def seal(self, plaintext, **checksums):
+        return self.client.stub.Seal(
+            self.data_pb2.SealRequest(key="default", plaintext=plaintext, **checksums),
+            metadata=self.client.metadata, timeout=DEADLINE)
+
+    def test_the_server_agrees(self):
+        message = b"hello, sealbox"
+        sealed = self.seal(message, plaintext_crc32c=checksum(message),
+                           associated_data_crc32c=checksum(b""))
+        verify(sealed, ["ciphertext"],
+               ["verified_plaintext_crc32c", "verified_associated_data_crc32c"])
+        opened = self.client.stub.Open(self.data_pb2.OpenRequest(
+            key="default", ciphertext=sealed.ciphertext), metadata=self.client.metadata,
+            timeout=DEADLINE)
+        self.assertEqual(opened.plaintext_crc32c, 3630349962)
+        self.assertFalse(opened.verified_ciphertext_crc32c)  # none was sent
+
+    def test_a_wrong_checksum_is_refused(self):
+        message = b"hello, sealbox"
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.seal(message, plaintext_crc32c=UInt32Value(value=crc32c(message) ^ 1))
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("checksum mismatch", raised.exception.details())
+
+    def test_verify_catches_a_damaged_or_unchecked_response(self):
+        damaged = self.data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abd"))
+        with self.assertRaisesRegex(ChecksumError, "ciphertext does not match"):
+            verify(damaged, ["ciphertext"], [])
+        unchecked = self.data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abc"))
+        with self.assertRaisesRegex(ChecksumError, "verified_plaintext_crc32c is false"):
+            verify(unchecked, ["ciphertext"], ["verified_plaintext_crc32c"])
+
+
+if __name__ == "__main__":
+    unittest.main()
