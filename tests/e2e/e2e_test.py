@@ -2,6 +2,8 @@
 example client, raw gRPC (health, reflection) and an independent AES-GCM."""
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -153,6 +155,25 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(b"FAILED_PRECONDITION", refused.stderr)
         cli("open", "-i", rewrapped, "-o", opened)
         self.assertEqual(file_sha256(opened), file_sha256(source))
+
+    def test_operations_doc_envelope_commands(self):
+        # docs/OPERATIONS.md's envelope example, run as written with `sealbox` on PATH.
+        with open("docs/OPERATIONS.md") as f:
+            section = f.read().split("### Data keys and envelope files", 1)[1]
+        script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+        work = tempfile.mkdtemp(dir=self.server.home)
+        wrapper = os.path.join(work, "sealbox")
+        with open(wrapper, "w") as f:
+            f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI_COMMAND)))
+        os.chmod(wrapper, 0o755)
+        env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
+                   SEALBOX_SERVER=self.server.address, SEALBOX_TOKEN=self.token)
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                                capture_output=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr.decode(errors="replace"))
+        self.assertIn(b"envelope: same bytes", result.stdout)
+        self.assertIn(b"data key: opens", result.stdout)
+        self.assertEqual(read_bytes(os.path.join(work, "backup.tar.sbx"))[0], 0x03)
 
     def seal_status(self, data, token):
         return self.server.cli("seal", "--key", "default", token=token, input=data,
