@@ -102,13 +102,8 @@ void IncrementCounter32(uint8_t counter[16]) {
 
 absl::Status CheckArguments(absl::Span<const uint8_t> iv,
                             absl::Span<const uint8_t> input,
-                            absl::Span<const uint8_t> output, size_t tag_size) {
+                            absl::Span<const uint8_t> output) {
   if (iv.empty()) return absl::InvalidArgumentError("AES-GCM IV must not be empty");
-  if (!IsValidTagSize(tag_size)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "AES-GCM tag length must be 16, 15, 14, 13, 12, 8 or 4 bytes, not ",
-        tag_size));
-  }
   if (input.size() > kMaxPlaintextBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("AES-GCM message of ", input.size(),
@@ -216,9 +211,11 @@ class Message {
 
 }  // namespace
 
-ExpandedKey::ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes)
+ExpandedKey::ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes,
+                         size_t tag_bytes)
     : kernel_(kernel),
       key_bytes_(key_bytes),
+      tag_bytes_(tag_bytes),
       // Only as much as this kernel lays out (1,280 bytes for the x86-64 kernels);
       // zeroed, as fresh and freed secret memory is.
       schedule_(static_cast<kernel::KeySchedule*>(
@@ -231,13 +228,22 @@ ExpandedKey::~ExpandedKey() {
 
 absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::Create(
     absl::Span<const uint8_t> key, absl::string_view implementation) {
+  return CreateWithTagBytes(key, kMaxTagBytes, implementation);
+}
+
+absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::CreateWithTagBytes(
+    absl::Span<const uint8_t> key, size_t tag_bytes, absl::string_view implementation) {
   if (key.size() != 16 && key.size() != 24 && key.size() != 32) {
     return absl::InvalidArgumentError(
         absl::StrCat("AES key must be 16, 24 or 32 bytes, not ", key.size()));
   }
+  if (!IsValidTagSize(tag_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AES-GCM tag length must be 16, 15, 14, 13, 12, 8 or 4 bytes, not ", tag_bytes));
+  }
   absl::StatusOr<const kernel::Kernel*> kernel = SelectKernel(implementation);
   if (!kernel.ok()) return kernel.status();
-  std::unique_ptr<ExpandedKey> expanded(new ExpandedKey(*kernel, key.size()));
+  std::unique_ptr<ExpandedKey> expanded(new ExpandedKey(*kernel, key.size(), tag_bytes));
   (*kernel)->expand_key(key.data(), key.size(), expanded->schedule_);
   return expanded;
 }
@@ -249,10 +255,12 @@ absl::Status ExpandedKey::Seal(absl::Span<const uint8_t> iv,
                                absl::Span<const uint8_t> plaintext,
                                absl::Span<uint8_t> ciphertext,
                                absl::Span<uint8_t> tag) const {
-  if (absl::Status s = CheckArguments(iv, plaintext, ciphertext, tag.size());
-      !s.ok()) {
-    return s;
+  if (tag.size() != tag_bytes_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AES-GCM tag buffer holds ", tag.size(), " bytes; this key makes ", tag_bytes_,
+        "-byte tags"));
   }
+  if (absl::Status s = CheckArguments(iv, plaintext, ciphertext); !s.ok()) return s;
   Message message(*kernel_, *schedule_, iv);
   message.Absorb(aad);
   message.Crypt(plaintext.data(), ciphertext.data(), plaintext.size(),
@@ -269,9 +277,12 @@ absl::Status ExpandedKey::Open(absl::Span<const uint8_t> iv,
                                absl::Span<const uint8_t> ciphertext,
                                absl::Span<const uint8_t> tag,
                                absl::Span<uint8_t> plaintext) const {
-  if (absl::Status s = CheckArguments(iv, ciphertext, plaintext, tag.size());
-      !s.ok()) {
-    return s;
+  if (absl::Status s = CheckArguments(iv, ciphertext, plaintext); !s.ok()) return s;
+  // A tag of another length, a truncated one above all, is a failed check: the key
+  // accepts only the length it was made for.
+  if (tag.size() != tag_bytes_) {
+    SecureWipe(plaintext.data(), plaintext.size());
+    return DecryptionFailedError();
   }
   Message message(*kernel_, *schedule_, iv);
   message.Absorb(aad);

@@ -1,8 +1,13 @@
 // sealbox's AES-GCM (NIST SP 800-38D): the one header callers include.
 //
 //   auto key = ExpandedKey::Create(raw_key);            // fastest constant-time impl
-//   key.value()->Seal(iv, aad, plaintext, ciphertext, tag);
+//   key.value()->Seal(iv, aad, plaintext, ciphertext, tag);   // tag: 16 bytes
 //   key.value()->Open(iv, aad, ciphertext, tag, plaintext);
+//
+// The tag length belongs to the key, fixed when it is expanded (16 bytes unless
+// CreateWithTagBytes asks for less), as BoringSSL's EVP_AEAD_CTX fixes it: Open
+// refuses a tag of any other length, so a caller handed a truncated tag cannot get a
+// weaker check than the key was made for.
 //
 // An ExpandedKey holds the AES round keys and GHASH key material ready for use, so a
 // message never pays for key setup. It is immutable after creation: any number of
@@ -47,22 +52,29 @@ class ExpandedKey {
   static absl::StatusOr<std::unique_ptr<ExpandedKey>> Create(
       absl::Span<const uint8_t> key, absl::string_view implementation = "");
 
+  // As Create, with tags of `tag_bytes`: 16, 15, 14, 13, 12, 8 or 4 (SP 800-38D).
+  // The short ones weaken authentication; use them only where a protocol needs them.
+  static absl::StatusOr<std::unique_ptr<ExpandedKey>> CreateWithTagBytes(
+      absl::Span<const uint8_t> key, size_t tag_bytes,
+      absl::string_view implementation = "");
+
   ExpandedKey(const ExpandedKey&) = delete;
   ExpandedKey& operator=(const ExpandedKey&) = delete;
   ~ExpandedKey();
 
   // Encrypts `plaintext` into `ciphertext` (same size; the same buffer for in-place
-  // use, otherwise not overlapping) and writes the tag into `tag`, whose size (16,
-  // 15, 14, 13, 12, 8 or 4) selects the tag length. `iv` may be any length >= 1 byte;
-  // 12 bytes is the fast path and the recommended choice.
+  // use, otherwise not overlapping) and writes the tag into `tag`, which must be
+  // tag_bytes() long. `iv` may be any length >= 1 byte; 12 bytes is the fast path
+  // and the recommended choice.
   absl::Status Seal(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
                     absl::Span<const uint8_t> plaintext,
                     absl::Span<uint8_t> ciphertext, absl::Span<uint8_t> tag) const;
 
   // Verifies `tag` and decrypts `ciphertext` into `plaintext` (same size; in place or
   // not overlapping). The tag is checked in constant time. On any failure of
-  // authentication, `plaintext` is wiped and the one uniform error
-  // DecryptionFailedError() is returned: a caller never sees unauthenticated plaintext.
+  // authentication, a tag that is not tag_bytes() long included, `plaintext` is wiped
+  // and the one uniform error DecryptionFailedError() is returned: a caller never sees
+  // unauthenticated plaintext.
   absl::Status Open(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
                     absl::Span<const uint8_t> ciphertext,
                     absl::Span<const uint8_t> tag,
@@ -74,11 +86,15 @@ class ExpandedKey {
   // 16, 24 or 32.
   size_t key_bytes() const { return key_bytes_; }
 
+  // The length of every tag this key makes and accepts.
+  size_t tag_bytes() const { return tag_bytes_; }
+
  private:
-  ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes);
+  ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes, size_t tag_bytes);
 
   const kernel::Kernel* kernel_;
   size_t key_bytes_;
+  size_t tag_bytes_;
   // kernel_->schedule_bytes of secret memory, not the whole KeySchedule type.
   kernel::KeySchedule* schedule_;
 };

@@ -45,9 +45,10 @@ bool AllZero(absl::Span<const uint8_t> bytes) {
 class AesGcmTest : public ::testing::TestWithParam<std::string> {
  protected:
   // A key on the implementation under test; null (with a test failure) on error.
-  std::unique_ptr<ExpandedKey> NewKey(absl::Span<const uint8_t> key) {
+  std::unique_ptr<ExpandedKey> NewKey(absl::Span<const uint8_t> key,
+                                      size_t tag_bytes = kMaxTagBytes) {
     absl::StatusOr<std::unique_ptr<ExpandedKey>> expanded =
-        ExpandedKey::Create(key, GetParam());
+        ExpandedKey::CreateWithTagBytes(key, tag_bytes, GetParam());
     EXPECT_TRUE(expanded.ok()) << expanded.status();
     return expanded.ok() ? std::move(*expanded) : nullptr;
   }
@@ -126,19 +127,27 @@ TEST_P(AesGcmTest, SpecVectors) {
     EXPECT_TRUE(opened.ok()) << "in place: " << opened;
     EXPECT_EQ(Hex(buffer), Hex(pt)) << "in place";
 
-    // A short tag is a prefix of the full one: sealing gives it, and it opens.
+    // A key made for short tags seals a prefix of the full tag and opens with it;
+    // the 16-byte key refuses that prefix, and the short-tag key the full tag.
     for (size_t tag_size : kValidTagSizes) {
       SCOPED_TRACE(absl::StrCat("tag of ", tag_size, " bytes"));
+      std::unique_ptr<ExpandedKey> short_key = NewKey(v.Bytes("Key"), tag_size);
+      ASSERT_NE(short_key, nullptr);
+      EXPECT_EQ(short_key->tag_bytes(), tag_size);
       const Bytes prefix(tag.begin(), tag.begin() + tag_size);
       Bytes short_tag(tag_size, 0xAA);
       out.assign(pt.size(), 0xAA);
-      ASSERT_TRUE(
-          key->Seal(iv, aad, pt, absl::MakeSpan(out), absl::MakeSpan(short_tag)).ok());
+      ASSERT_TRUE(short_key->Seal(iv, aad, pt, absl::MakeSpan(out), absl::MakeSpan(short_tag))
+                      .ok());
       EXPECT_EQ(Hex(short_tag), Hex(prefix));
       out.assign(ct.size(), 0xAA);
-      opened = key->Open(iv, aad, ct, prefix, absl::MakeSpan(out));
+      opened = short_key->Open(iv, aad, ct, prefix, absl::MakeSpan(out));
       EXPECT_TRUE(opened.ok()) << opened;
       EXPECT_EQ(Hex(out), Hex(pt));
+      if (tag_size < kMaxTagBytes) {
+        ExpectRejected(*key, iv, aad, ct, prefix, "a truncated tag, to the 16-byte key");
+        ExpectRejected(*short_key, iv, aad, ct, tag, "the full tag, to a short-tag key");
+      }
     }
   }
 }
@@ -194,19 +203,28 @@ TEST_P(AesGcmTest, RejectsEmptyIv) {
 }
 
 TEST_P(AesGcmTest, RejectsOtherTagSizes) {
-  std::unique_ptr<ExpandedKey> key = NewKey(Bytes(16, 1));
-  ASSERT_NE(key, nullptr);
+  // No key is made for a tag length SP 800-38D does not allow.
+  for (size_t size : {0, 1, 2, 3, 5, 6, 7, 9, 10, 11, 17, 32}) {
+    absl::StatusOr<std::unique_ptr<ExpandedKey>> key =
+        ExpandedKey::CreateWithTagBytes(Bytes(16, 1), size, GetParam());
+    EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument) << size;
+    EXPECT_THAT(std::string(key.status().message()), HasSubstr("tag length")) << size;
+  }
+  // A key seals only tags of its own length, and any other length fails to open.
   const Bytes iv(12, 2), pt(20, 3);
   Bytes out(pt.size());
-  for (size_t size : {0, 1, 2, 3, 5, 6, 7, 9, 10, 11, 17, 32}) {
-    Bytes tag(size);
-    absl::Status status = key->Seal(iv, {}, pt, absl::MakeSpan(out), absl::MakeSpan(tag));
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << size;
-    EXPECT_THAT(std::string(status.message()), HasSubstr("tag length")) << size;
-    status = key->Open(iv, {}, pt, tag, absl::MakeSpan(out));
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << size;
-    EXPECT_THAT(std::string(status.message()), HasSubstr("tag length")) << size;
-    EXPECT_FALSE(IsDecryptionFailure(status)) << size;
+  for (size_t key_tag : {size_t{16}, size_t{12}, size_t{4}}) {
+    std::unique_ptr<ExpandedKey> key = NewKey(Bytes(16, 1), key_tag);
+    ASSERT_NE(key, nullptr);
+    for (size_t size : {0, 4, 8, 11, 12, 15, 16, 17, 32}) {
+      if (size == key_tag) continue;
+      Bytes tag(size);
+      absl::Status status = key->Seal(iv, {}, pt, absl::MakeSpan(out), absl::MakeSpan(tag));
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << size;
+      EXPECT_THAT(std::string(status.message()), HasSubstr("-byte tags")) << size;
+      ExpectRejected(*key, iv, {}, pt, tag,
+                     absl::StrCat(size, "-byte tag to a key of ", key_tag, "-byte tags"));
+    }
   }
 }
 
@@ -286,7 +304,7 @@ TEST_P(AesGcmTest, RejectsEveryBitFlip) {
     const Bytes iv = RandomBytes(rng, m.iv_bytes);
     const Bytes aad = RandomBytes(rng, m.aad_bytes);
     const Bytes pt = RandomBytes(rng, m.plaintext_bytes);
-    std::unique_ptr<ExpandedKey> key = NewKey(raw_key);
+    std::unique_ptr<ExpandedKey> key = NewKey(raw_key, m.tag_bytes);
     ASSERT_NE(key, nullptr);
     Bytes ct(pt.size()), tag(m.tag_bytes);
     ASSERT_TRUE(key->Seal(iv, aad, pt, absl::MakeSpan(ct), absl::MakeSpan(tag)).ok());
@@ -322,27 +340,29 @@ TEST_P(AesGcmTest, RejectsChangedAndExtendedTags) {
   std::mt19937_64 rng(2);
   for (const Message& m : kMessages) {
     SCOPED_TRACE(absl::StrCat("pt ", m.plaintext_bytes, " iv ", m.iv_bytes));
-    std::unique_ptr<ExpandedKey> key = NewKey(RandomBytes(rng, m.key_bytes));
-    ASSERT_NE(key, nullptr);
+    const Bytes raw_key = RandomBytes(rng, m.key_bytes);
     const Bytes iv = RandomBytes(rng, m.iv_bytes);
     const Bytes aad = RandomBytes(rng, m.aad_bytes);
     const Bytes pt = RandomBytes(rng, m.plaintext_bytes);
-    Bytes ct(pt.size()), tag(kMaxTagBytes);
-    ASSERT_TRUE(key->Seal(iv, aad, pt, absl::MakeSpan(ct), absl::MakeSpan(tag)).ok());
     for (size_t size : kValidTagSizes) {
-      // A prefix of the sealed tag with its first or last byte wrong.
+      std::unique_ptr<ExpandedKey> key = NewKey(raw_key, size);
+      ASSERT_NE(key, nullptr);
+      Bytes ct(pt.size()), tag(size);
+      ASSERT_TRUE(key->Seal(iv, aad, pt, absl::MakeSpan(ct), absl::MakeSpan(tag)).ok());
+      // The sealed tag with its first or last byte wrong.
       for (size_t wrong : {size_t{0}, size - 1}) {
-        Bytes offered(tag.begin(), tag.begin() + size);
+        Bytes offered = tag;
         offered[wrong] ^= 0x80;
         ExpectRejected(*key, iv, aad, ct, offered,
                        absl::StrCat(size, "-byte tag, byte ", wrong, " changed"));
       }
-      // A tag sealed at `size` bytes, offered with made-up bytes after it.
-      if (size < kMaxTagBytes) {
-        Bytes offered = tag;
-        for (size_t i = size; i < kMaxTagBytes; ++i) offered[i] = ~tag[i];
-        ExpectRejected(*key, iv, aad, ct, offered,
-                       absl::StrCat(size, "-byte tag extended to 16 wrong bytes"));
+      // The right tag with made-up bytes after it, or cut short.
+      Bytes extended = tag;
+      extended.push_back(0);
+      ExpectRejected(*key, iv, aad, ct, extended, absl::StrCat(size, "-byte tag extended"));
+      if (size > 4) {
+        ExpectRejected(*key, iv, aad, ct, absl::MakeSpan(tag).first(size - 1),
+                       absl::StrCat(size, "-byte tag cut by one byte"));
       }
     }
   }
@@ -354,7 +374,7 @@ TEST_P(AesGcmTest, RejectsWrongKeys) {
     SCOPED_TRACE(absl::StrCat("key ", m.key_bytes, " pt ", m.plaintext_bytes));
     const Bytes raw_key = RandomBytes(rng, 32);
     const Bytes sealing_key(raw_key.begin(), raw_key.begin() + m.key_bytes);
-    std::unique_ptr<ExpandedKey> key = NewKey(sealing_key);
+    std::unique_ptr<ExpandedKey> key = NewKey(sealing_key, m.tag_bytes);
     ASSERT_NE(key, nullptr);
     const Bytes iv = RandomBytes(rng, m.iv_bytes);
     const Bytes aad = RandomBytes(rng, m.aad_bytes);
@@ -375,7 +395,7 @@ TEST_P(AesGcmTest, RejectsWrongKeys) {
       }
     }
     for (const auto& [what, k] : wrong_keys) {
-      std::unique_ptr<ExpandedKey> wrong = NewKey(k);
+      std::unique_ptr<ExpandedKey> wrong = NewKey(k, m.tag_bytes);
       ASSERT_NE(wrong, nullptr);
       ExpectRejected(*wrong, iv, aad, ct, tag, what);
     }

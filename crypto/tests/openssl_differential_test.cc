@@ -293,7 +293,7 @@ class OpenSslDifferentialTest : public ::testing::TestWithParam<std::string> {
     if (!OpenSslSeal(key, iv, aad, pt, c.tag_bytes, &want_ct, &want_tag)) return false;
 
     absl::StatusOr<std::unique_ptr<ExpandedKey>> ours =
-        ExpandedKey::Create(key, GetParam());
+        ExpandedKey::CreateWithTagBytes(key, c.tag_bytes, GetParam());
     EXPECT_TRUE(ours.ok()) << ours.status();
     if (!ours.ok()) return false;
 

@@ -99,7 +99,7 @@ void RunOne(const uint8_t* data, size_t size) {
   Check(want_ok || mutation != kNone);
 
   for (const std::string& name : Implementations()) {
-    auto expanded = crypto::ExpandedKey::Create(key, name);
+    auto expanded = crypto::ExpandedKey::CreateWithTagBytes(key, tag_bytes, name);
     Check(expanded.ok());
     Bytes sealed(plaintext.size()), sealed_tag(tag_bytes);
     Check((*expanded)->Seal(iv, aad, plaintext, absl::MakeSpan(sealed),
