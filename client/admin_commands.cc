@@ -222,6 +222,25 @@ Outcome RunKeyMinVersion(const Invocation& invocation) {
                    &v1::Admin::Stub::SetMinDecryptionVersion, request, DescribeKey);
 }
 
+Outcome RunKeyTrim(const Invocation& invocation) {
+  v1::TrimKeyRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  uint32_t version = 0;
+  if (Outcome parsed = ParseVersion(invocation.args[2], "N", version); !parsed.ok()) {
+    return parsed;
+  }
+  request.set_min_available_version(version);
+  if (Outcome confirmed = Confirm(invocation, absl::StrCat(
+          "Delete every version below ", version, " of key ", KeyPath(invocation),
+          "? Data sealed under them can never be decrypted again."));
+      !confirmed.ok()) {
+    return confirmed;
+  }
+  return CallAdmin(invocation, "trim key " + KeyPath(invocation), &v1::Admin::Stub::TrimKey,
+                   request, DescribeKey);
+}
+
 // disable, enable, destroy: the same request, a different method.
 Command VersionCommand(
     const std::string& verb, const std::string& summary, const std::string& help,
@@ -308,6 +327,13 @@ std::vector<Command> AdminCommands() {
        "Versions below N fail to open with FAILED_PRECONDITION; lowering N again\n"
        "restores them.",
        {}, 3, 3, RunKeyMinVersion},
+      {{"admin", "key", "trim"}, "TENANT KEY N [--yes]",
+       "delete every version below N for good (irreversible)",
+       "Keeps a key's history bounded: versions below N, which must already be below\n"
+       "the minimum decryption version (`admin key min-version`), are deleted with\n"
+       "their material, and the minimum can no longer go below N. On a terminal this\n"
+       "asks first, unless --yes.",
+       {kYesFlag}, 3, 3, RunKeyTrim},
       VersionCommand("disable", "stop a version from sealing or opening, until enabled", "",
                      &v1::Admin::Stub::DisableKeyVersion, false),
       VersionCommand("enable", "allow a disabled version again", "",

@@ -56,9 +56,13 @@ std::string FormatUnixTime(int64_t seconds) {
 
 std::string DescribeKey(const v1::Key& key) {
   std::string text =
-      absl::StrFormat("%s/%s  %s  primary v%d  min decryption v%d\n", key.tenant(), key.name(),
+      absl::StrFormat("%s/%s  %s  primary v%d  min decryption v%d", key.tenant(), key.name(),
                       AlgorithmName(key.algorithm()), key.primary_version(),
                       key.min_decryption_version());
+  if (key.min_available_version() > 1) {
+    absl::StrAppend(&text, absl::StrFormat("  trimmed below v%d", key.min_available_version()));
+  }
+  text += "\n";
   for (const v1::KeyVersion& version : key.versions()) {
     absl::StrAppend(&text, absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(),
                                            StateName(version.state()),

@@ -27,6 +27,7 @@ v1::Key ToProto(const KeyInfo& key) {
   out.set_algorithm(static_cast<v1::Algorithm>(key.algorithm));
   out.set_primary_version(key.primary_version);
   out.set_min_decryption_version(key.min_decryption_version);
+  out.set_min_available_version(key.min_available_version);
   for (const KeyVersionInfo& version : key.versions) {
     v1::KeyVersion* v = out.add_versions();
     v->set_version(version.version);

@@ -160,6 +160,16 @@ grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
   });
 }
 
+grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* context,
+                                                const v1::TrimKeyRequest* request,
+                                                v1::Key* response) {
+  return Run(context, "TrimKey", [&] {
+    return Into(keystore_->TrimKey(request->tenant(), request->key(),
+                                   request->min_available_version()),
+                response);
+  });
+}
+
 grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {

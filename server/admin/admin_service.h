@@ -54,6 +54,9 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* EnableKeyVersion(grpc::CallbackServerContext* context,
                                              const v1::KeyVersionRef* request,
                                              v1::Key* response) override;
+  grpc::ServerUnaryReactor* TrimKey(grpc::CallbackServerContext* context,
+                                    const v1::TrimKeyRequest* request,
+                                    v1::Key* response) override;
   grpc::ServerUnaryReactor* DestroyKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;

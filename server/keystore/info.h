@@ -58,6 +58,7 @@ struct KeySummary {
   KeyAlgorithm algorithm = KeyAlgorithm::kUnspecified;
   uint32_t primary_version = 0;
   uint32_t min_decryption_version = 0;
+  uint32_t min_available_version = 1;  // versions below were trimmed
 };
 
 // A key as admin calls describe it.

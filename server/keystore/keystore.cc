@@ -705,6 +705,11 @@ absl::StatusOr<KeyInfo> Keystore::SetMinDecryptionVersion(const std::string& ten
     return absl::InvalidArgumentError("the minimum decryption version must be >= 1");
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    if (version < k.min_available_version()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          KeyRef(tenant, key), " versions below ", k.min_available_version(),
+          " were trimmed; the minimum decryption version cannot go below it"));
+    }
     if (version > k.primary_version()) {
       return absl::FailedPreconditionError(absl::StrCat(
           KeyRef(tenant, key), " minimum decryption version ", version,
@@ -736,6 +741,39 @@ absl::StatusOr<KeyInfo> Keystore::SetVersionState(const std::string& tenant,
     }
     if ((*v)->state() == state) return false;
     (*v)->set_state(state);
+    return true;
+  });
+}
+
+absl::StatusOr<KeyInfo> Keystore::TrimKey(const std::string& tenant, const std::string& key,
+                                          uint32_t min_available_version) {
+  if (min_available_version == 0) {
+    if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
+    return absl::InvalidArgumentError("the minimum available version must be >= 1");
+  }
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    if (min_available_version > k.min_decryption_version()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          KeyRef(tenant, key), " versions from ", k.min_decryption_version(),
+          " still open; trimming below ", min_available_version,
+          " needs the minimum decryption version raised to it first"));
+    }
+    if (min_available_version <= std::max<uint32_t>(1, k.min_available_version())) {
+      return false;  // already trimmed that far: nothing to write
+    }
+    // Kept versions move to the front by swapping pointers (no copy of their
+    // material is left behind); the trimmed ones, wiped, are deleted from the end.
+    auto* versions = k.mutable_versions();
+    int kept = 0;
+    for (int i = 0; i < versions->size(); ++i) {
+      if (versions->Get(i).version() < min_available_version) {
+        WipeMaterial(*versions->Mutable(i));
+      } else {
+        versions->SwapElements(i, kept++);
+      }
+    }
+    versions->DeleteSubrange(kept, versions->size() - kept);
+    k.set_min_available_version(min_available_version);
     return true;
   });
 }

@@ -116,6 +116,12 @@ class Keystore {
                                           VersionState state);  // kEnabled/kDisabled
   // Wipes the material; the version stays, kDestroyed. Destroying a destroyed
   // version again is OK and changes nothing (it returns the key).
+  // Deletes every version below `min_available_version`, material and all, so a
+  // key's history stays bounded. Only versions that no longer open may go: it must
+  // be at most the minimum decryption version. Irreversible; asking for no more
+  // than is already trimmed changes nothing.
+  absl::StatusOr<KeyInfo> TrimKey(const std::string& tenant, const std::string& key,
+                                  uint32_t min_available_version);
   absl::StatusOr<KeyInfo> DestroyVersion(const std::string& tenant,
                                          const std::string& key, uint32_t version);
 

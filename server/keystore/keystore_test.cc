@@ -452,6 +452,47 @@ TEST_P(KeystoreTest, MinDecryptionVersion) {
   EXPECT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 1).ok());  // lowering is allowed
 }
 
+TEST_P(KeystoreTest, TrimKeyDeletesOnlyVersionsThatNoLongerOpen) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ks->RotateKey("acme", "k").ok());  // v1..v4
+  auto message = [](const absl::Status& s) { return std::string(s.message()); };
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->TrimKey("acme", "k", 0).status()));
+  EXPECT_EQ(message(ks->TrimKey("acme", "k", 2).status()),
+            "key \"acme/k\" versions from 1 still open; trimming below 2 needs the "
+            "minimum decryption version raised to it first");
+  ASSERT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 3).ok());
+  const uint64_t before = ks->snapshot()->generation();
+  auto trimmed = ks->TrimKey("acme", "k", 3);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  EXPECT_EQ(trimmed->min_available_version, 3u);
+  ASSERT_EQ(trimmed->versions.size(), 2u);
+  EXPECT_EQ(trimmed->versions[0].version, 3u);
+  EXPECT_GT(ks->snapshot()->generation(), before);
+
+  // Gone for good, also for a fresh instance reading the store; the rest still opens.
+  auto fresh = OpenOrDie(/*create=*/false);
+  for (Keystore* k : {ks.get(), fresh.get()}) {
+    const KeyEntry* entry = k->snapshot()->FindKey("acme", "k");
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(entry->versions.count(1) + entry->versions.count(2), 0u);
+    EXPECT_EQ(message(entry->VersionForOpen(2).status()),
+              "key \"k\" version 2 was trimmed (versions below 3 no longer exist)");
+    ASSERT_TRUE(entry->VersionForOpen(3).ok());
+    EXPECT_FALSE((*entry->VersionForOpen(3))->material->span().empty());
+  }
+  // The minimum cannot go back below the trimmed ones; trimming again is a no-op.
+  EXPECT_EQ(message(ks->SetMinDecryptionVersion("acme", "k", 2).status()),
+            "key \"acme/k\" versions below 3 were trimmed; the minimum decryption "
+            "version cannot go below it");
+  const uint64_t after = ks->snapshot()->generation();
+  EXPECT_TRUE(ks->TrimKey("acme", "k", 2).ok());
+  EXPECT_TRUE(ks->TrimKey("acme", "k", 3).ok());
+  EXPECT_EQ(ks->snapshot()->generation(), after);
+  EXPECT_TRUE(absl::IsFailedPrecondition(ks->TrimKey("acme", "k", 4).status()));
+}
+
 TEST_P(KeystoreTest, FailedChangesCommitNothing) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());

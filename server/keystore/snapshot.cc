@@ -57,6 +57,11 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
 }  // namespace
 
 absl::StatusOr<const KeyVersionEntry*> KeyEntry::VersionForOpen(uint32_t version) const {
+  if (version < min_available_version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "key \"", name, "\" version ", version, " was trimmed (versions below ",
+        min_available_version, " no longer exist)"));
+  }
   auto it = versions.find(version);
   if (it == versions.end()) {
     return absl::NotFoundError(
@@ -82,6 +87,7 @@ KeyEntry KeyEntry::WithoutMaterial(const std::string& tenant, const internal::Ke
   entry.algorithm = FromRecord(key.algorithm());
   entry.primary_version = key.primary_version();
   entry.min_decryption_version = key.min_decryption_version();
+  entry.min_available_version = std::max<uint32_t>(1, key.min_available_version());
   for (const internal::KeyVersion& v : key.versions()) {
     KeyVersionEntry& version = entry.versions[v.version()];
     version.version = v.version();

@@ -175,6 +175,30 @@ class EndToEnd(unittest.TestCase):
         self.assertIn(b"data key: opens", result.stdout)
         self.assertEqual(read_bytes(os.path.join(work, "backup.tar.sbx"))[0], 0x03)
 
+    def test_trim_deletes_old_versions_for_good(self):
+        self.server.admin("key", "create", "acme", "trimmed")
+        old = self.server.cli("seal", "--key", "trimmed", token=self.token,
+                              input=b"v1 data").stdout
+        self.server.admin("key", "rotate", "acme", "trimmed")
+        new = self.server.cli("seal", "--key", "trimmed", token=self.token,
+                              input=b"v2 data").stdout
+        early = self.server.admin("key", "trim", "acme", "trimmed", "2", "--yes", check=False)
+        self.assertEqual(early.returncode, 1, early.stderr)
+        self.assertIn(b"needs the minimum decryption version raised", early.stderr)
+        self.server.admin("key", "min-version", "acme", "trimmed", "2")
+        shown = self.server.admin("key", "trim", "acme", "trimmed", "2", "--yes").stdout
+        self.assertIn(b"trimmed below v2", shown)
+        self.assertNotIn(b"v1 ", shown)
+        refused = self.server.cli("open", "--key", "trimmed", token=self.token, input=old,
+                                  check=False)
+        self.assertEqual(refused.returncode, 1, refused.stderr)
+        self.assertIn(b'FAILED_PRECONDITION: key "trimmed" version 1 was trimmed',
+                      refused.stderr)
+        self.assertEqual(self.server.cli("open", "--key", "trimmed", token=self.token,
+                                         input=new).stdout, b"v2 data")
+        lowered = self.server.admin("key", "min-version", "acme", "trimmed", "1", check=False)
+        self.assertIn(b"were trimmed", lowered.stderr)
+
     def seal_status(self, data, token):
         return self.server.cli("seal", "--key", "default", token=token, input=data,
                                check=False).returncode
