@@ -1,7 +1,8 @@
 // Package envelope writes and reads sealbox's envelope file (docs/FORMAT.md,
 // "Envelope file (0x03)"): data encrypted here, locally, with AES-256-GCM under a
 // fresh data key from the service's GenerateDataKey, with the sealed data key kept
-// in the file's header. Only the 32-byte key crosses the network, never the data.
+// in the file's header. Only the data key (81 bytes sealed) crosses the network,
+// never the data.
 //
 //	header    = 0x03 | S (u32 BE) | nonce prefix (7) | L (u16 BE) | sealed data key (L)
 //	segment i = AES-256-GCM(data key, nonce = prefix || i (u32 BE) || last flag,
