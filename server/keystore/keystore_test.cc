@@ -479,6 +479,8 @@ TEST_P(KeystoreTest, TrimKeyDeletesOnlyVersionsThatNoLongerOpen) {
     EXPECT_EQ(entry->versions.count(1) + entry->versions.count(2), 0u);
     EXPECT_EQ(message(entry->VersionForOpen(2).status()),
               "key \"k\" version 2 was trimmed (versions below 3 no longer exist)");
+    // Version 0 never existed: a damaged header, not a trimmed version.
+    EXPECT_TRUE(absl::IsNotFound(entry->VersionForOpen(0).status()));
     ASSERT_TRUE(entry->VersionForOpen(3).ok());
     EXPECT_FALSE((*entry->VersionForOpen(3))->material->span().empty());
   }

@@ -57,7 +57,8 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
 }  // namespace
 
 absl::StatusOr<const KeyVersionEntry*> KeyEntry::VersionForOpen(uint32_t version) const {
-  if (version < min_available_version) {
+  // Version 0 never exists (a damaged header): only real, trimmed versions say so.
+  if (version >= 1 && version < min_available_version) {
     return absl::FailedPreconditionError(absl::StrCat(
         "key \"", name, "\" version ", version, " was trimmed (versions below ",
         min_available_version, " no longer exist)"));
