@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/wrappers.pb.h"
+#include "sealbox/v1/data.pb.h"
 
 namespace sealbox::client {
 
@@ -30,17 +31,13 @@ void FillCiphertextRequest(std::string key, std::string ciphertext, std::string 
   SetCrc32c(request.associated_data(), *request.mutable_associated_data_crc32c());
 }
 
-// What an answer says about the request's checksums and its own output.
-struct AnswerChecksums {
-  bool verified_input = false;
-  bool verified_associated_data = false;
-  uint32_t output_crc32c = 0;
-};
-
-// OK if the server verified both request checksums and `output` matches
-// `output_crc32c`; DATA_LOSS saying which check failed otherwise.
-absl::Status CheckAnswer(absl::string_view what, const AnswerChecksums& answer,
-                         absl::string_view output);
+// OK if the server verified the request's checksums and the answer's output matches
+// its CRC32C; DATA_LOSS saying which check failed otherwise. `what` names the command.
+absl::Status CheckAnswer(absl::string_view what, const v1::SealResponse& answer);
+absl::Status CheckAnswer(absl::string_view what, const v1::OpenResponse& answer);
+absl::Status CheckAnswer(absl::string_view what, const v1::RewrapResponse& answer);
+// Both the sealed key and, when asked for, the raw one (an empty one has CRC32C 0).
+absl::Status CheckAnswer(absl::string_view what, const v1::GenerateDataKeyResponse& answer);
 
 }  // namespace sealbox::client
 

@@ -34,6 +34,11 @@ constexpr unsigned char kUnaryFormat = 0x01;
 constexpr unsigned char kStreamFormat = 0x02;
 constexpr unsigned char kEnvelopeFormat = 0x03;
 
+// Whether input whose first bytes are `head` is of `format` (false when empty).
+bool IsFormat(const std::string& head, unsigned char format) {
+  return !head.empty() && static_cast<unsigned char>(head[0]) == format;
+}
+
 const FlagSpec kKeyFlag{"--key", "", "NAME", "name of a key of your tenant (required)"};
 const FlagSpec kAadFlag{"--aad", "", "TEXT",
                         "associated data: authenticated, not encrypted; open needs the same"};
@@ -94,13 +99,23 @@ Outcome WriteAll(Output& output, const std::string& bytes) {
   return Outcome::Ok();
 }
 
-// Checks a unary answer's checksums (client/checksums.h), then writes its output.
-Outcome WriteChecked(absl::string_view what, const AnswerChecksums& answer,
+// Checks a unary answer's checksums (client/checksums.h), then writes `bytes`, its
+// output, and renames the output into place.
+template <typename Response>
+Outcome WriteChecked(absl::string_view what, const Response& answer,
                      const std::string& bytes, Output& output) {
-  if (absl::Status checked = CheckAnswer(what, answer, bytes); !checked.ok()) {
+  if (absl::Status checked = CheckAnswer(what, answer); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
   return WriteAll(output, bytes);
+}
+
+// Renames the output into place once `done`, the work that wrote it, succeeded.
+Outcome CommitAfter(Outcome done, Output& output) {
+  if (!done.ok()) return done;
+  absl::Status committed = output.Commit();
+  if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
+  return Outcome::Ok();
 }
 
 Outcome FinishStream(absl::string_view what, const StreamResult& result, DataCall& call) {
@@ -109,9 +124,7 @@ Outcome FinishStream(absl::string_view what, const StreamResult& result, DataCal
     return Outcome::Error(std::string(result.output_error.message()));
   }
   if (!result.status.ok()) return call.connection->Failed(what, result.status);
-  absl::Status committed = call.output->Commit();
-  if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
-  return Outcome::Ok();
+  return CommitAfter(Outcome::Ok(), *call.output);
 }
 
 // Reads a whole unary ciphertext whose first byte is already in `head`.
@@ -163,12 +176,9 @@ Outcome RunSeal(const Invocation& invocation) {
   }
   if (invocation.Has("--envelope")) {
     Progress progress("sealing", input.size(), !invocation.Has("--no-progress"));
-    Outcome sealed = SealEnvelope({call.key, call.aad, input, *call.output, *call.connection,
-                                   progress});
-    if (!sealed.ok()) return sealed;
-    absl::Status committed = call.output->Commit();
-    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
-    return Outcome::Ok();
+    return CommitAfter(
+        SealEnvelope({call.key, call.aad, input, *call.output, *call.connection, progress}),
+        *call.output);
   }
 
   // Small inputs take the unary call: one round trip, and a ciphertext Rewrap accepts.
@@ -194,11 +204,7 @@ Outcome RunSeal(const Invocation& invocation) {
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Seal(&context, request, &response);
     if (!status.ok()) return call.connection->Failed("seal", status);
-    return WriteChecked(
-        "seal",
-        {response.verified_plaintext_crc32c(), response.verified_associated_data_crc32c(),
-         response.ciphertext_crc32c()},
-        response.ciphertext(), *call.output);
+    return WriteChecked("seal", response, response.ciphertext(), *call.output);
   }
 
   grpc::ClientContext context;
@@ -229,7 +235,7 @@ Outcome RunOpen(const Invocation& invocation) {
   }
   auto stub = v1::Crypto::NewStub(call.connection->channel());
 
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == kUnaryFormat) {
+  if (IsFormat(head, kUnaryFormat)) {
     if (Outcome read = ReadUnaryCiphertext(input, head); !read.ok()) return read;
     v1::OpenRequest request;
     FillCiphertextRequest(call.key, std::move(head), call.aad, request);
@@ -238,22 +244,15 @@ Outcome RunOpen(const Invocation& invocation) {
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Open(&context, request, &response);
     if (!status.ok()) return call.connection->Failed("open", status);
-    return WriteChecked(
-        "open",
-        {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
-         response.plaintext_crc32c()},
-        response.plaintext(), *call.output);
+    return WriteChecked("open", response, response.plaintext(), *call.output);
   }
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == kEnvelopeFormat) {
+  if (IsFormat(head, kEnvelopeFormat)) {
     Progress progress("opening", input.size(), !invocation.Has("--no-progress"));
-    Outcome opened = OpenEnvelope(
-        {call.key, call.aad, input, *call.output, *call.connection, progress}, head);
-    if (!opened.ok()) return opened;
-    absl::Status committed = call.output->Commit();
-    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
-    return Outcome::Ok();
+    return CommitAfter(
+        OpenEnvelope({call.key, call.aad, input, *call.output, *call.connection, progress}, head),
+        *call.output);
   }
-  if (head.empty() || static_cast<unsigned char>(head[0]) != kStreamFormat) {
+  if (!IsFormat(head, kStreamFormat)) {
     return NotCiphertext(input, head);
   }
 
@@ -282,21 +281,19 @@ Outcome RunRewrap(const Invocation& invocation) {
   if (absl::StatusOr<size_t> n = input.Read(1, head); !n.ok()) {
     return Outcome::Error(std::string(n.status().message()));
   }
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == kEnvelopeFormat) {
+  if (IsFormat(head, kEnvelopeFormat)) {
     Progress progress("rewrapping", input.size(), !invocation.Has("--no-progress"));
-    Outcome rewrapped = RewrapEnvelope(
-        {call.key, call.aad, input, *call.output, *call.connection, progress}, head);
-    if (!rewrapped.ok()) return rewrapped;
-    absl::Status committed = call.output->Commit();
-    if (!committed.ok()) return Outcome::Error(std::string(committed.message()));
-    return Outcome::Ok();
+    return CommitAfter(
+        RewrapEnvelope({call.key, call.aad, input, *call.output, *call.connection, progress},
+                       head),
+        *call.output);
   }
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == kStreamFormat) {
+  if (IsFormat(head, kStreamFormat)) {
     return Outcome::Error(absl::StrCat(
         input.name(), " is a stream ciphertext; rewrap takes unary ones only: open it and "
                       "seal it again"));
   }
-  if (head.empty() || static_cast<unsigned char>(head[0]) != kUnaryFormat) {
+  if (!IsFormat(head, kUnaryFormat)) {
     return NotCiphertext(input, head);
   }
   if (Outcome read = ReadUnaryCiphertext(input, head); !read.ok()) return read;
@@ -309,11 +306,7 @@ Outcome RunRewrap(const Invocation& invocation) {
   call.connection->Prepare(context, CallKind::kUnary);
   grpc::Status status = stub->Rewrap(&context, request, &response);
   if (!status.ok()) return call.connection->Failed("rewrap", status);
-  return WriteChecked(
-      "rewrap",
-      {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
-       response.ciphertext_crc32c()},
-      response.ciphertext(), *call.output);
+  return WriteChecked("rewrap", response, response.ciphertext(), *call.output);
 }
 
 // A data key for envelope encryption: the sealed key to OUT, and with
@@ -344,38 +337,14 @@ Outcome RunDataKey(const Invocation& invocation) {
       !prepared.ok()) {
     return prepared;
   }
-  v1::GenerateDataKeyRequest request;
-  request.set_key(call.key);
-  request.set_data_key_bytes(key_bytes);
-  request.set_associated_data(call.aad);
-  request.set_include_plaintext(with_plaintext);
-  SetCrc32c(request.associated_data(), *request.mutable_associated_data_crc32c());
   v1::GenerateDataKeyResponse response;
-  grpc::ClientContext context;
-  call.connection->Prepare(context, CallKind::kUnary);
-  grpc::Status status =
-      v1::Crypto::NewStub(call.connection->channel())->GenerateDataKey(&context, request,
-                                                                        &response);
-  // The raw key lives in `response`; it is wiped whatever happens below.
-  struct Wipe {
-    std::string& key;
-    ~Wipe() { crypto::SecureWipe(key.data(), key.size()); }
-  } wipe{*response.mutable_plaintext()};
-  if (!status.ok()) return call.connection->Failed("datakey", status);
-  const bool aad_verified = response.verified_associated_data_crc32c();
-  if (absl::Status checked = CheckAnswer(
-          "datakey", {aad_verified, aad_verified, response.ciphertext_crc32c()},
-          response.ciphertext());
-      !checked.ok()) {
-    return Outcome::Error(std::string(checked.message()));
+  crypto::WipeOnExit wipe(*response.mutable_plaintext());  // the raw key, if asked for
+  if (Outcome made = GenerateDataKey(*call.connection, "datakey", call.key, call.aad,
+                                     key_bytes, with_plaintext, response);
+      !made.ok()) {
+    return made;
   }
   if (with_plaintext) {
-    if (absl::Status checked = CheckAnswer(
-            "datakey", {aad_verified, aad_verified, response.plaintext_crc32c()},
-            response.plaintext());
-        !checked.ok()) {
-      return Outcome::Error(std::string(checked.message()));
-    }
     if (Outcome written = WriteAll(*plaintext_output, response.plaintext()); !written.ok()) {
       return written;
     }

@@ -22,18 +22,6 @@ absl::Span<const uint8_t> Bytes(const std::string& s) {
   return absl::MakeSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-// Wipes a string holding a raw data key when it goes out of scope.
-class WipeOnExit {
- public:
-  explicit WipeOnExit(std::string& secret) : secret_(secret) {}
-  ~WipeOnExit() { crypto::SecureWipe(secret_.data(), secret_.size()); }
-  WipeOnExit(const WipeOnExit&) = delete;
-  WipeOnExit& operator=(const WipeOnExit&) = delete;
-
- private:
-  std::string& secret_;
-};
-
 Outcome Damaged(const Input& input, absl::string_view why) {
   return Outcome::DecryptionFailed(absl::StrCat(input.name(), ": ", why));
 }
@@ -50,27 +38,33 @@ absl::StatusOr<bool> ReadExactly(Input& input, size_t size, std::string& out) {
 
 }  // namespace
 
-Outcome SealEnvelope(const EnvelopeCall& call) {
+Outcome GenerateDataKey(const Connection& connection, absl::string_view what,
+                        const std::string& key, const std::string& aad, uint32_t key_bytes,
+                        bool include_plaintext, v1::GenerateDataKeyResponse& response) {
   v1::GenerateDataKeyRequest request;
-  request.set_key(call.key);
-  request.set_data_key_bytes(32);
-  request.set_associated_data(call.aad);
-  request.set_include_plaintext(true);
+  request.set_key(key);
+  request.set_data_key_bytes(key_bytes);
+  request.set_associated_data(aad);
+  request.set_include_plaintext(include_plaintext);
   SetCrc32c(request.associated_data(), *request.mutable_associated_data_crc32c());
-  v1::GenerateDataKeyResponse response;
-  WipeOnExit wipe(*response.mutable_plaintext());
   grpc::ClientContext context;
-  call.connection.Prepare(context, CallKind::kUnary);
-  grpc::Status status = v1::Crypto::NewStub(call.connection.channel())
-                            ->GenerateDataKey(&context, request, &response);
-  if (!status.ok()) return call.connection.Failed("seal", status);
-  const bool aad_verified = response.verified_associated_data_crc32c();
-  for (const auto& [output, crc] : {std::pair{&response.ciphertext(), response.ciphertext_crc32c()},
-                                    std::pair{&response.plaintext(), response.plaintext_crc32c()}}) {
-    if (absl::Status checked = CheckAnswer("seal", {aad_verified, aad_verified, crc}, *output);
-        !checked.ok()) {
-      return Outcome::Error(std::string(checked.message()));
-    }
+  connection.Prepare(context, CallKind::kUnary);
+  grpc::Status status =
+      v1::Crypto::NewStub(connection.channel())->GenerateDataKey(&context, request, &response);
+  if (!status.ok()) return connection.Failed(what, status);
+  if (absl::Status checked = CheckAnswer(what, response); !checked.ok()) {
+    return Outcome::Error(std::string(checked.message()));
+  }
+  return Outcome::Ok();
+}
+
+Outcome SealEnvelope(const EnvelopeCall& call) {
+  v1::GenerateDataKeyResponse response;
+  crypto::WipeOnExit wipe(*response.mutable_plaintext());
+  if (Outcome made = GenerateDataKey(call.connection, "seal", call.key, call.aad, 32,
+                                     /*include_plaintext=*/true, response);
+      !made.ok()) {
+    return made;
   }
 
   absl::StatusOr<crypto::EnvelopeHeader> header =
@@ -124,18 +118,13 @@ Outcome OpenEnvelope(const EnvelopeCall& call, std::string head) {
       call.key, std::string(header.sealed_data_key.begin(), header.sealed_data_key.end()),
       call.aad, request);
   v1::OpenResponse response;
-  WipeOnExit wipe(*response.mutable_plaintext());
+  crypto::WipeOnExit wipe(*response.mutable_plaintext());
   grpc::ClientContext context;
   call.connection.Prepare(context, CallKind::kUnary);
   grpc::Status status =
       v1::Crypto::NewStub(call.connection.channel())->Open(&context, request, &response);
   if (!status.ok()) return call.connection.Failed("open", status);
-  if (absl::Status checked = CheckAnswer(
-          "open",
-          {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
-           response.plaintext_crc32c()},
-          response.plaintext());
-      !checked.ok()) {
+  if (absl::Status checked = CheckAnswer("open", response); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
   absl::StatusOr<std::unique_ptr<crypto::SegmentOpener>> opener =
@@ -184,12 +173,7 @@ Outcome RewrapEnvelope(const EnvelopeCall& call, std::string head) {
   grpc::Status status =
       v1::Crypto::NewStub(call.connection.channel())->Rewrap(&context, request, &response);
   if (!status.ok()) return call.connection.Failed("rewrap", status);
-  if (absl::Status checked = CheckAnswer(
-          "rewrap",
-          {response.verified_ciphertext_crc32c(), response.verified_associated_data_crc32c(),
-           response.ciphertext_crc32c()},
-          response.ciphertext());
-      !checked.ok()) {
+  if (absl::Status checked = CheckAnswer("rewrap", response); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
   // The segments' AAD is the header's first 12 bytes, which stay; so do the segments.

@@ -5,13 +5,17 @@
 #ifndef SEALBOX_CLIENT_ENVELOPE_FILES_H_
 #define SEALBOX_CLIENT_ENVELOPE_FILES_H_
 
+#include <cstdint>
 #include <string>
+
+#include "absl/strings/string_view.h"
 
 #include "client/channel.h"
 #include "client/input.h"
 #include "client/outcome.h"
 #include "client/output.h"
 #include "client/progress.h"
+#include "sealbox/v1/data.pb.h"
 
 namespace sealbox::client {
 
@@ -24,6 +28,13 @@ struct EnvelopeCall {
   const Connection& connection;
   Progress& progress;
 };
+
+// GenerateDataKey of a `key_bytes` data key under `key`, bound to `aad`, its answer's
+// checksums checked. `response` holds the sealed key and, with `include_plaintext`,
+// the raw one: the caller wipes it (crypto::WipeOnExit). `what` names the command.
+Outcome GenerateDataKey(const Connection& connection, absl::string_view what,
+                        const std::string& key, const std::string& aad, uint32_t key_bytes,
+                        bool include_plaintext, v1::GenerateDataKeyResponse& response);
 
 // Writes `call.input` as an envelope file to `call.output` (not committed).
 Outcome SealEnvelope(const EnvelopeCall& call);
