@@ -14,6 +14,7 @@
 #include "client/admin_output.h"
 #include "client/channel.h"
 #include "client/input.h"
+#include "client/token_scope.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 
 namespace sealbox::client {
@@ -115,14 +116,36 @@ Outcome RunTokenIssue(const Invocation& invocation) {
   v1::IssueTokenRequest request;
   request.set_tenant(invocation.args[0]);
   request.set_description(invocation.Get("--description"));
+  if (invocation.Has("--operations")) {
+    if (absl::Status s = ParseOperations(invocation.Get("--operations"), request); !s.ok()) {
+      return Outcome::Usage(std::string(s.message()));
+    }
+  }
+  if (invocation.Has("--keys")) ParseKeyPatterns(invocation.Get("--keys"), request);
+  for (const auto& [flag, field] : {std::make_pair("--ttl", request.mutable_ttl()),
+                                    std::make_pair("--max-ttl", request.mutable_max_ttl())}) {
+    if (!invocation.Has(flag)) continue;
+    absl::StatusOr<absl::Duration> lifetime = ParseLifetime(invocation.Get(flag));
+    if (!lifetime.ok()) {
+      return Outcome::Usage(absl::StrCat(flag, ": ", lifetime.status().message()));
+    }
+    SetDuration(*lifetime, *field);
+  }
   // The token alone on stdout, so TOKEN=$(sealbox admin token issue T) works.
   return CallAdmin(invocation, "issue token for " + request.tenant(),
                    &v1::Admin::Stub::IssueToken, request,
                    [&](const v1::IssueTokenResponse& response) {
+                     const v1::TokenInfo& info = response.info();
+                     std::string expiry =
+                         info.has_expire_time()
+                             ? absl::StrCat(", expires ",
+                                            FormatUnixTime(info.expire_time().seconds()))
+                             : "";
                      std::fprintf(stderr,
-                                  "sealbox: issued token %s for tenant %s; it is shown only "
-                                  "once, store it now\n",
-                                  response.info().id().c_str(), request.tenant().c_str());
+                                  "sealbox: issued token %s for tenant %s (may %s%s); it is "
+                                  "shown only once, store it now\n",
+                                  info.id().c_str(), request.tenant().c_str(),
+                                  DescribeScope(info).c_str(), expiry.c_str());
                      return absl::StrCat(response.token(), "\n");
                    });
 }
@@ -293,13 +316,28 @@ std::vector<Command> AdminCommands() {
        {kYesFlag}, 1, 1, RunTenantDelete},
       {{"admin", "tenant", "list"}, "", "list tenants with their keys and token ids", "", {}, 0, 0,
        RunTenantList},
-      {{"admin", "token", "issue"}, "TENANT [--description TEXT]",
+      {{"admin", "token", "issue"},
+       "TENANT [--description TEXT] [--operations LIST] [--keys LIST] [--ttl D] [--max-ttl D]",
        "issue a bearer token for a tenant (printed once)",
        "Prints the token alone on stdout (its id goes to stderr), so that\n"
        "  export SEALBOX_TOKEN=$(sealbox admin token issue TENANT)\n"
-       "works. The server keeps only a hash: the token cannot be shown again.",
-       {{"--description", "", "TEXT", "free text to recognise the token by later"}}, 1, 1,
-       RunTokenIssue},
+       "works. The server keeps only a hash: the token cannot be shown again.\n"
+       "\n"
+       "Least privilege: --operations and --keys limit what the token may do, e.g. a\n"
+       "service that may only seal under keys named orders-...:\n"
+       "  sealbox admin token issue acme --operations seal --keys 'orders-*'\n"
+       "Anything else is refused with PERMISSION_DENIED naming what is missing.\n"
+       "With --ttl the token stops working after that long; its holder renews it\n"
+       "before then with `sealbox token renew`, at most until --max-ttl from now.",
+       {{"--description", "", "TEXT", "free text to recognise the token by later"},
+        {"--operations", "", "LIST",
+         "what it may do: some of seal,open,rewrap,datakey (default: all; each covers "
+         "its stream and batch calls)"},
+        {"--keys", "", "LIST",
+         "which keys: names and prefix* patterns, e.g. 'orders-*,invoices' (default: all)"},
+        {"--ttl", "", "D", "expire after D: 90s, 15m, 24h, 30d (default: never)"},
+        {"--max-ttl", "", "D", "renewals may extend it until D from now (default: no limit)"}},
+       1, 1, RunTokenIssue},
       {{"admin", "token", "revoke"}, "TENANT TOKEN_ID", "revoke a tenant token by its id",
        "Token ids are shown by `sealbox admin tenant list`.", {}, 2, 2, RunTokenRevoke},
       {{"admin", "key", "create"}, "TENANT KEY [--algorithm aes128|aes256]",

@@ -1,5 +1,7 @@
 #include "client/admin_output.h"
 
+#include "client/token_scope.h"
+
 #include <ctime>
 
 #include "absl/strings/ascii.h"
@@ -80,8 +82,19 @@ std::string DescribeTenant(const v1::Tenant& tenant) {
   for (const std::string& key : tenant.keys()) absl::StrAppend(&text, "  key    ", key, "\n");
   for (const v1::TokenInfo& token : tenant.tokens()) {
     absl::StrAppend(&text, "  token  ", token.id(), "  ",
-                    FormatUnixTime(token.create_time().seconds()),
-                    token.description().empty() ? "" : "  ", token.description(), "\n");
+                    FormatUnixTime(token.create_time().seconds()));
+    // Tokens with every permission and no expiry, as before scopes, say no more.
+    if (token.operations_size() > 0 || token.keys_size() > 0) {
+      absl::StrAppend(&text, "  may ", DescribeScope(token));
+    }
+    if (token.has_expire_time()) {
+      absl::StrAppend(&text, "  expires ", FormatUnixTime(token.expire_time().seconds()));
+    }
+    if (!token.renewed_from().empty()) {
+      absl::StrAppend(&text, "  renewed from ", token.renewed_from());
+    }
+    absl::StrAppend(&text, token.description().empty() ? "" : "  ", token.description(),
+                    "\n");
   }
   return text;
 }

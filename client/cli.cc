@@ -12,12 +12,14 @@
 #include "client/health_command.h"
 #include "client/help.h"
 #include "client/options.h"
+#include "client/token_commands.h"
 
 namespace sealbox::client {
 namespace {
 
 std::vector<Command> AllCommands() {
   std::vector<Command> commands = DataCommands();
+  for (Command& command : TokenCommands()) commands.push_back(std::move(command));
   for (Command& command : AdminCommands()) commands.push_back(std::move(command));
   commands.push_back(HealthCommand());
   return commands;

@@ -6,6 +6,11 @@ namespace {
 static_assert(NumberedAsKeyAlgorithm(v1::ALGORITHM_UNSPECIFIED, v1::AES_128_GCM,
                                      v1::AES_256_GCM));
 static_assert(NumberedAsVersionState(v1::ENABLED, v1::DISABLED, v1::DESTROYED));
+static_assert(NumberedAsOperation(v1::SEAL, v1::OPEN, v1::REWRAP, v1::GENERATE_DATA_KEY));
+
+absl::Duration FromProto(const google::protobuf::Duration& duration) {
+  return absl::Seconds(duration.seconds()) + absl::Nanoseconds(duration.nanos());
+}
 
 // Times are whole seconds, and create_time is always set (even to the epoch).
 void SetSeconds(absl::Time time, google::protobuf::Timestamp* out) {
@@ -16,6 +21,17 @@ void ToProto(const TokenInfo& token, v1::TokenInfo* out) {
   out->set_id(token.id);
   out->set_description(token.description);
   SetSeconds(token.create_time, out->mutable_create_time());
+  if (token.expire_time != absl::InfiniteFuture()) {
+    SetSeconds(token.expire_time, out->mutable_expire_time());
+  }
+  if (token.max_expire_time != absl::InfiniteFuture()) {
+    SetSeconds(token.max_expire_time, out->mutable_max_expire_time());
+  }
+  for (Operation operation : token.scope.operations) {
+    out->add_operations(static_cast<v1::Operation>(operation));
+  }
+  for (const std::string& key : token.scope.keys) out->add_keys(key);
+  out->set_renewed_from(token.renewed_from);
 }
 
 }  // namespace
@@ -50,6 +66,18 @@ v1::IssueTokenResponse ToProto(const IssuedToken& issued) {
   v1::IssueTokenResponse out;
   out.set_token(issued.token);
   ToProto(issued.info, out.mutable_info());
+  return out;
+}
+
+TokenRequest FromProto(const v1::IssueTokenRequest& request) {
+  TokenRequest out;
+  out.description = request.description();
+  for (int operation : request.operations()) {
+    out.scope.operations.push_back(static_cast<Operation>(operation));
+  }
+  out.scope.keys.assign(request.keys().begin(), request.keys().end());
+  out.ttl = FromProto(request.ttl());
+  out.max_ttl = FromProto(request.max_ttl());
   return out;
 }
 

@@ -13,6 +13,9 @@ v1::Key ToProto(const KeyInfo& key);
 v1::Tenant ToProto(const TenantInfo& tenant);
 v1::IssueTokenResponse ToProto(const IssuedToken& issued);
 
+// An operation the keystore does not know passes through, for it to refuse.
+TokenRequest FromProto(const v1::IssueTokenRequest& request);
+
 // Same numbers: an algorithm the keystore does not know passes through, for it to
 // refuse with INVALID_ARGUMENT after it has checked the names.
 KeyAlgorithm FromProto(v1::Algorithm algorithm);

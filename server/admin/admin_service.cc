@@ -66,7 +66,7 @@ grpc::ServerUnaryReactor* AdminService::IssueToken(
     grpc::CallbackServerContext* context, const v1::IssueTokenRequest* request,
     v1::IssueTokenResponse* response) {
   return Run(context, "IssueToken", [&] {
-    return Into(keystore_->IssueToken(request->tenant(), request->description()),
+    return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)),
                 response);
   });
 }

@@ -79,8 +79,9 @@ Authenticator::Verdict Authenticator::Limited(
   if (verdict.status.ok()) return verdict;
   if (metrics_ != nullptr) metrics_->CountAuthFailure(plane, verdict.reason);
   // Only failures that could be guessing count against the address: a valid token on
-  // the wrong plane is a mistake, not an attack.
+  // the wrong plane, or one that has expired, is a mistake, not an attack.
   if (limiter_ != nullptr && absl::IsUnauthenticated(verdict.status) &&
+      absl::string_view(verdict.reason) != "expired" &&
       limiter_->RecordFailure(peer_address())) {
     Log("auth_limited", "warning")
         .Add("peer_address", address)
@@ -92,12 +93,12 @@ Authenticator::Verdict Authenticator::Limited(
   return verdict;
 }
 
-absl::StatusOr<std::string> Authenticator::Tenant(
+absl::StatusOr<Principal> Authenticator::Identify(
     const grpc::ServerContextBase& context,
     std::shared_ptr<const Snapshot>& snapshot) const {
   Verdict verdict = Limited(context, "data", &Authenticator::CheckTenant, snapshot);
   if (!verdict.status.ok()) return verdict.status;
-  return std::move(verdict.tenant);
+  return std::move(verdict.principal);
 }
 
 absl::Status Authenticator::Admin(const grpc::ServerContextBase& context,
@@ -109,15 +110,22 @@ Authenticator::Verdict Authenticator::CheckTenant(
     const grpc::ServerContextBase& context,
     std::shared_ptr<const Snapshot>& snapshot) const {
   if (std::optional<std::string> token = BearerToken(context)) {
-    absl::StatusOr<std::string> tenant = snapshot->TenantForToken(*token);
-    if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+    absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenFor(*token);
     // Issued a moment ago through another replica? Look once more, caught up.
-    if (catch_up_ != nullptr) {
+    if (!grant.ok() && catch_up_ != nullptr) {
       if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
         snapshot = std::move(fresher);
-        tenant = snapshot->TenantForToken(*token);
-        if (tenant.ok()) return {absl::OkStatus(), "", *std::move(tenant)};
+        grant = snapshot->TokenFor(*token);
       }
+    }
+    if (grant.ok()) {
+      // Every replica reads the same expiry from the keystore and its own clock.
+      if ((*grant)->expire_time != absl::InfiniteFuture() &&
+          absl::Now() >= (*grant)->expire_time) {
+        return {absl::UnauthenticatedError("token expired"), "expired"};
+      }
+      std::string tenant = (*grant)->tenant;
+      return {absl::OkStatus(), "", Principal{std::move(tenant), *std::move(grant)}};
     }
     if (admin_token_sha256_.has_value()) {
       std::array<uint8_t, 32> digest = Sha256(*token);
@@ -131,7 +139,7 @@ Authenticator::Verdict Authenticator::CheckTenant(
   }
   if (std::optional<std::string> name = CertificateName(context)) {
     auto it = cert_tenants_.find(*name);
-    if (it != cert_tenants_.end()) return {absl::OkStatus(), "", it->second};
+    if (it != cert_tenants_.end()) return {absl::OkStatus(), "", Principal{it->second, {}}};
     return {absl::UnauthenticatedError("client certificate is not mapped to a tenant"),
             "invalid"};
   }

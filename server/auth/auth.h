@@ -19,6 +19,14 @@
 
 namespace sealbox::server {
 
+// Who a data-plane call comes from.
+struct Principal {
+  std::string tenant;
+  // The bearer token's grant (its id, expiry and scope); null for a client
+  // certificate, which may do everything its tenant can.
+  std::shared_ptr<const TokenGrant> grant;
+};
+
 class Authenticator {
  public:
   // Gives a snapshot with every change committed before the call (a token issued a
@@ -36,11 +44,11 @@ class Authenticator {
                 AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr,
                 CatchUp catch_up = nullptr);
 
-  // The caller's tenant, from `authorization: Bearer <token>` or a mapped client
-  // certificate. UNAUTHENTICATED when neither identifies a tenant (the admin token
-  // is not a tenant: PERMISSION_DENIED). `snapshot` becomes the fresher one when
-  // the token was found only after catching up.
-  absl::StatusOr<std::string> Tenant(const grpc::ServerContextBase& context,
+  // The caller, from `authorization: Bearer <token>` or a mapped client
+  // certificate. UNAUTHENTICATED when neither identifies a tenant, or "token
+  // expired" (the admin token is not a tenant: PERMISSION_DENIED). `snapshot`
+  // becomes the fresher one when the token was found only after catching up.
+  absl::StatusOr<Principal> Identify(const grpc::ServerContextBase& context,
                                      std::shared_ptr<const Snapshot>& snapshot) const;
 
   // OK for the admin token; UNAUTHENTICATED without a valid token,
@@ -51,11 +59,11 @@ class Authenticator {
  private:
   // What a credential check found, and why it failed (a metrics label).
   struct Verdict {
-    Verdict(absl::Status status, const char* reason, std::string tenant = "")
-        : status(std::move(status)), reason(reason), tenant(std::move(tenant)) {}
+    Verdict(absl::Status status, const char* reason, Principal principal = {})
+        : status(std::move(status)), reason(reason), principal(std::move(principal)) {}
     absl::Status status;
     const char* reason;
-    std::string tenant;  // when OK on the data plane
+    Principal principal;  // when OK on the data plane
   };
   Verdict CheckTenant(const grpc::ServerContextBase& context,
                       std::shared_ptr<const Snapshot>& snapshot) const;

@@ -25,11 +25,14 @@ absl::Status TooLarge(size_t size, size_t limit) {
 }  // namespace
 
 absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& context,
-                                        const std::string& key, const std::string& aad,
-                                        size_t size, size_t limit) const {
+                                        Operation operation, const std::string& key,
+                                        const std::string& aad, size_t size,
+                                        size_t limit) const {
   absl::StatusOr<Caller> caller = Authenticate(context);
   if (!caller.ok()) return caller.status();
-  if (absl::Status s = CheckRequest(key, aad, size, limit); !s.ok()) return s;
+  if (absl::Status s = CheckRequest(*caller, operation, key, aad, size, limit); !s.ok()) {
+    return s;
+  }
   return caller;
 }
 
@@ -38,18 +41,23 @@ absl::StatusOr<Caller> Admission::Authenticate(
   // Before the keystore has loaded no token is known: say so, rather than count every
   // caller as a failed authentication.
   if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
-  Caller caller{keystore_->snapshot(), {}};
-  absl::StatusOr<std::string> tenant = authenticator_->Tenant(context, caller.snapshot);
-  if (!tenant.ok()) return tenant.status();
-  caller.tenant = *std::move(tenant);
+  Caller caller{keystore_->snapshot(), {}, {}};
+  absl::StatusOr<Principal> principal = authenticator_->Identify(context, caller.snapshot);
+  if (!principal.ok()) return principal.status();
+  caller.tenant = std::move(principal->tenant);
+  caller.grant = std::move(principal->grant);
   return caller;
 }
 
-absl::Status Admission::CheckRequest(const std::string& key, const std::string& aad,
+absl::Status Admission::CheckRequest(const Caller& caller, Operation operation,
+                                     const std::string& key, const std::string& aad,
                                      size_t size, size_t limit) {
   // The admin plane's rule: a name no key can have is refused before any lookup, and
   // never echoed.
   if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;
+  if (caller.grant != nullptr) {
+    if (absl::Status s = caller.grant->access.Check(operation, key); !s.ok()) return s;
+  }
   if (absl::Status s = CheckAssociatedData(aad); !s.ok()) return s;
   if (size > limit) return TooLarge(size, limit);
   return absl::OkStatus();

@@ -19,6 +19,8 @@ namespace sealbox::server {
 struct Caller {
   std::shared_ptr<const Snapshot> snapshot;
   std::string tenant;
+  // What its token may do; null (a client certificate): everything.
+  std::shared_ptr<const TokenGrant> grant;
   // Whether a key or version missing from `snapshot` may be waited for (the engine's
   // CatchUp). A batch call waits once for all its items, then clears it.
   bool may_catch_up = true;
@@ -31,8 +33,8 @@ class Admission {
 
   // Authenticate, then CheckRequest.
   absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
-                               const std::string& key, const std::string& aad,
-                               size_t size, size_t limit) const;
+                               Operation operation, const std::string& key,
+                               const std::string& aad, size_t size, size_t limit) const;
 
   // The caller, once per call. Errors: UNAVAILABLE before the keystore has loaded,
   // UNAUTHENTICATED / PERMISSION_DENIED from the authenticator.
@@ -41,8 +43,10 @@ class Admission {
   // One request of a call (a batch has several): `size` is the plaintext or
   // ciphertext it carries, `limit` its unary bound (a stream's start message passes
   // 0 and 0). Errors: INVALID_ARGUMENT for a bad key name or oversized associated
-  // data, RESOURCE_EXHAUSTED for an oversized message.
-  static absl::Status CheckRequest(const std::string& key, const std::string& aad,
+  // data, PERMISSION_DENIED when the caller's token may not do `operation` on
+  // `key`, RESOURCE_EXHAUSTED for an oversized message.
+  static absl::Status CheckRequest(const Caller& caller, Operation operation,
+                                   const std::string& key, const std::string& aad,
                                    size_t size, size_t limit);
 
  private:

@@ -123,7 +123,8 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engin
 
 CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
                              CryptoLimits limits, Metrics* metrics)
-    : admission_(keystore, authenticator),
+    : keystore_(keystore),
+      admission_(keystore, authenticator),
       limits_(limits),
       metrics_(metrics),
       engine_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key,
@@ -214,6 +215,27 @@ grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
   absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
   if (!caller.ok()) return call.Done(caller.status(), {data_key});
   return call.Done(work_.GenerateDataKey(*caller, *request, *response), {data_key});
+}
+
+grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext* context,
+                                                    const v1::RenewTokenRequest* request,
+                                                    v1::RenewTokenResponse* response) {
+  UnaryCall call(context, metrics_, "RenewToken");
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  if (!caller.ok()) return call.Done(caller.status());
+  if (caller->grant == nullptr) {
+    return call.Done(absl::FailedPreconditionError(
+        "only a bearer token can be renewed; this call came with a client certificate"));
+  }
+  // A keystore write, like an admin call: rare, and bounded by the store's timeout.
+  absl::StatusOr<IssuedToken> renewed = keystore_->RenewToken(
+      caller->tenant, caller->grant->id,
+      absl::Seconds(request->ttl().seconds()) + absl::Nanoseconds(request->ttl().nanos()));
+  if (!renewed.ok()) return call.Done(renewed.status());
+  response->set_token(renewed->token);
+  response->set_token_id(renewed->info.id);
+  response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(renewed->info.expire_time));
+  return call.Done(absl::OkStatus(), {response->mutable_token()});
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(

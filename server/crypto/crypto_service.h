@@ -26,7 +26,8 @@ using CryptoCallbackService = v1::Crypto::WithCallbackMethod_Seal<
             v1::Crypto::WithCallbackMethod_SealBatch<v1::Crypto::WithCallbackMethod_OpenBatch<
                 v1::Crypto::WithCallbackMethod_RewrapBatch<
                     v1::Crypto::WithCallbackMethod_GenerateDataKey<
-                        v1::Crypto::Service>>>>>>>>>;
+                        v1::Crypto::WithCallbackMethod_RenewToken<
+                            v1::Crypto::Service>>>>>>>>>>;
 
 // Items a batch call may carry, at most.
 inline constexpr int kMaxBatchItems = 1000;
@@ -57,12 +58,16 @@ class CryptoService final : public CryptoCallbackService {
   grpc::ServerUnaryReactor* GenerateDataKey(
       grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
       v1::GenerateDataKeyResponse* response) override;
+  grpc::ServerUnaryReactor* RenewToken(grpc::CallbackServerContext* context,
+                                       const v1::RenewTokenRequest* request,
+                                       v1::RenewTokenResponse* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SealStream(
       grpc::CallbackServerContext* context) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* OpenStream(
       grpc::CallbackServerContext* context) override;
 
  private:
+  Keystore* keystore_;
   const Admission admission_;
   const CryptoLimits limits_;
   Metrics* metrics_;

@@ -15,6 +15,8 @@ class SealStreamHandler final : public StreamHandler {
   SealStreamHandler(CryptoEngine& engine, Metrics& metrics)
       : engine_(engine), metrics_(metrics) {}
 
+  Operation operation() const override { return Operation::kSeal; }
+
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
                      std::string& out) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
@@ -47,6 +49,8 @@ class OpenStreamHandler final : public StreamHandler {
  public:
   OpenStreamHandler(CryptoEngine& engine, Metrics& metrics)
       : engine_(engine), metrics_(metrics) {}
+
+  Operation operation() const override { return Operation::kOpen; }
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
                      std::string&) override {

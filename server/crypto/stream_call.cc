@@ -157,7 +157,8 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
     return absl::InvalidArgumentError("the first message must be `start`");
   }
   absl::StatusOr<Caller> caller =
-      admission_.Admit(*context_, start->key(), start->associated_data(),
+      admission_.Admit(*context_, handler_->operation(), start->key(),
+                       start->associated_data(),
                        /*size=*/0, /*limit=*/0);
   if (!caller.ok()) return caller.status();
   begun_ = true;

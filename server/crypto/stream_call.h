@@ -53,6 +53,8 @@ struct StreamSlots {
 class StreamHandler {
  public:
   virtual ~StreamHandler() = default;
+  // What the caller's token must be allowed to do on the stream's key.
+  virtual Operation operation() const = 0;
   // The start message, once the caller is admitted: set up, and append any output
   // (the stream header) to `out`.
   virtual absl::Status Begin(Caller caller, const v1::StreamStart& start,

@@ -25,8 +25,10 @@ absl::Status CheckAssociatedDataCrc32c(const Request& request) {
 
 // Open's and Rewrap's checks before any work (the two requests have the same shape).
 template <typename Request>
-absl::Status CheckCiphertextRequest(const Request& request, size_t max_ciphertext_bytes) {
-  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
+                                    const Request& request, size_t max_ciphertext_bytes) {
+  if (absl::Status s = Admission::CheckRequest(caller, operation, request.key(),
+                                               request.associated_data(),
                                                request.ciphertext().size(),
                                                max_ciphertext_bytes);
       !s.ok()) {
@@ -45,7 +47,8 @@ absl::Status CheckCiphertextRequest(const Request& request, size_t max_ciphertex
 
 absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& request,
                              v1::SealResponse& response) {
-  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+  if (absl::Status s = Admission::CheckRequest(caller, Operation::kSeal, request.key(),
+                                               request.associated_data(),
                                                request.plaintext().size(),
                                                max_plaintext_bytes_);
       !s.ok()) {
@@ -74,7 +77,8 @@ absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& reques
 
 absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& request,
                              v1::OpenResponse& response) {
-  if (absl::Status s = CheckCiphertextRequest(request, max_ciphertext_bytes());
+  if (absl::Status s =
+          CheckCiphertextRequest(caller, Operation::kOpen, request, max_ciphertext_bytes());
       !s.ok()) {
     return s;
   }
@@ -95,7 +99,8 @@ absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& reques
 
 absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
                                v1::RewrapResponse& response) {
-  if (absl::Status s = CheckCiphertextRequest(request, max_ciphertext_bytes());
+  if (absl::Status s =
+          CheckCiphertextRequest(caller, Operation::kRewrap, request, max_ciphertext_bytes());
       !s.ok()) {
     return s;
   }
@@ -117,7 +122,8 @@ absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& re
 absl::Status UnaryWork::GenerateDataKey(const Caller& caller,
                                         const v1::GenerateDataKeyRequest& request,
                                         v1::GenerateDataKeyResponse& response) {
-  if (absl::Status s = Admission::CheckRequest(request.key(), request.associated_data(),
+  if (absl::Status s = Admission::CheckRequest(caller, Operation::kGenerateDataKey,
+                                               request.key(), request.associated_data(),
                                                /*size=*/0, /*limit=*/0);
       !s.ok()) {
     return s;

@@ -43,6 +43,29 @@ constexpr bool NumberedAsVersionState(Enum enabled, Enum disabled, Enum destroye
          static_cast<int>(destroyed) == static_cast<int>(VersionState::kDestroyed);
 }
 
+// A data-plane operation, for a token's scope; each covers its unary, stream and
+// batch calls. Numbered as the admin API numbers its Operation.
+enum class Operation : int {
+  kSeal = 1,
+  kOpen = 2,
+  kRewrap = 3,
+  kGenerateDataKey = 4,
+};
+template <typename Enum>
+constexpr bool NumberedAsOperation(Enum seal, Enum open, Enum rewrap, Enum datakey) {
+  return static_cast<int>(seal) == static_cast<int>(Operation::kSeal) &&
+         static_cast<int>(open) == static_cast<int>(Operation::kOpen) &&
+         static_cast<int>(rewrap) == static_cast<int>(Operation::kRewrap) &&
+         static_cast<int>(datakey) == static_cast<int>(Operation::kGenerateDataKey);
+}
+
+// What a token may use. Both empty (every token issued before scopes existed):
+// everything its tenant has.
+struct TokenScope {
+  std::vector<Operation> operations;  // empty: every operation
+  std::vector<std::string> keys;      // exact names or "prefix*"; empty: every key
+};
+
 struct KeyVersionInfo {
   uint32_t version = 0;
   VersionState state = VersionState::kEnabled;
@@ -66,10 +89,23 @@ struct KeyInfo : KeySummary {
   std::vector<KeyVersionInfo> versions;  // ascending
 };
 
+// Times in whole seconds.
 struct TokenInfo {
   std::string id;
   std::string description;
-  absl::Time create_time;  // whole seconds
+  absl::Time create_time;
+  absl::Time expire_time = absl::InfiniteFuture();      // never, unless set
+  absl::Time max_expire_time = absl::InfiniteFuture();  // how far renewal may go
+  TokenScope scope;
+  std::string renewed_from;  // the id of the token this one renewed
+};
+
+// What IssueToken is asked for.
+struct TokenRequest {
+  std::string description;
+  TokenScope scope;
+  absl::Duration ttl = absl::ZeroDuration();      // zero: never expires
+  absl::Duration max_ttl = absl::ZeroDuration();  // zero: renewals without limit
 };
 
 struct TenantInfo {

@@ -43,6 +43,15 @@ absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
 
 int64_t NowUnix() { return absl::ToUnixSeconds(absl::Now()); }
 
+// A token lifetime: zero (none) up to a century, so that now + it fits.
+absl::Status CheckLifetime(absl::Duration lifetime, const char* field) {
+  if (lifetime >= absl::ZeroDuration() && lifetime <= absl::Hours(24 * 36525)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("a token's ", field, " must be between 0 and 100 years"));
+}
+
 // Material bytes per algorithm; 0 for none we know.
 size_t MaterialBytes(internal::Algorithm algorithm) {
   switch (algorithm) {
@@ -160,9 +169,19 @@ class Keystore::Transaction {
   }
 
   absl::StatusOr<bool> HasToken(const std::string& tenant, const std::string& id) {
+    auto token = FindToken(tenant, id);
+    if (!token.ok()) return token.status();
+    return *token != nullptr;
+  }
+
+  // The token as stored, or nullptr when there is none.
+  absl::StatusOr<const internal::Token*> FindToken(const std::string& tenant,
+                                                   const std::string& id) {
     auto record = storage_.Read(RecordName::Token(tenant, id));
     if (!record.ok()) return record.status();
-    return record->has_value();
+    if (!record->has_value()) return nullptr;
+    reads_.push_back(**std::move(record));
+    return &reads_.back().token();
   }
 
   void PutTenant(const std::string& tenant) {
@@ -539,33 +558,108 @@ absl::StatusOr<std::vector<TenantInfo>> Keystore::ListTenants() const {
   return out;
 }
 
-absl::StatusOr<IssuedToken> Keystore::IssueToken(
-    const std::string& tenant, const std::string& description) {
+absl::StatusOr<IssuedToken> Keystore::IssueToken(const std::string& tenant,
+                                                 const TokenRequest& request) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
-  if (description.size() > kMaxDescriptionBytes) {
+  if (request.description.size() > kMaxDescriptionBytes) {
     return absl::InvalidArgumentError(absl::StrCat("token description must be at most ",
                                                    kMaxDescriptionBytes, " bytes"));
   }
+  if (absl::StatusOr<TokenAccess> access = TokenAccess::Create(request.scope); !access.ok()) {
+    return access.status();
+  }
+  if (absl::Status s = CheckLifetime(request.ttl, "ttl"); !s.ok()) return s;
+  if (absl::Status s = CheckLifetime(request.max_ttl, "max_ttl"); !s.ok()) return s;
+  if (request.max_ttl != absl::ZeroDuration() &&
+      (request.ttl == absl::ZeroDuration() || request.max_ttl < request.ttl)) {
+    return absl::InvalidArgumentError(
+        "max_ttl bounds renewals of an expiring token: it needs a ttl, and must be at "
+        "least as long");
+  }
+  return StoreNewToken(tenant, [&](Transaction&, internal::Token& stored) {
+    const int64_t now = NowUnix();
+    stored.set_description(request.description);
+    stored.set_create_time_unix(now);
+    for (Operation operation : request.scope.operations) {
+      stored.add_operations(static_cast<internal::Operation>(operation));
+    }
+    for (const std::string& pattern : request.scope.keys) stored.add_key_patterns(pattern);
+    if (request.ttl != absl::ZeroDuration()) {
+      // Whole seconds, at least one.
+      stored.set_ttl_seconds(std::max<int64_t>(1, absl::ToInt64Seconds(request.ttl)));
+      stored.set_expire_time_unix(now + stored.ttl_seconds());
+    }
+    if (request.max_ttl != absl::ZeroDuration()) {
+      stored.set_max_expire_time_unix(now + absl::ToInt64Seconds(request.max_ttl));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<IssuedToken> Keystore::RenewToken(const std::string& tenant,
+                                                 const std::string& token_id,
+                                                 absl::Duration ttl) {
+  if (absl::Status s = CheckLifetime(ttl, "ttl"); !s.ok()) return s;
+  return StoreNewToken(tenant, [&](Transaction& txn, internal::Token& successor) {
+    // Read in the transaction: a revocation meanwhile makes the commit retry, and
+    // the retry finds the token gone.
+    absl::StatusOr<const internal::Token*> found = txn.FindToken(tenant, token_id);
+    if (!found.ok()) return found.status();
+    if (*found == nullptr) return absl::NotFoundError("this token was revoked");
+    const internal::Token& token = **found;
+    const int64_t now = NowUnix();
+    if (token.expire_time_unix() == 0) {
+      return absl::FailedPreconditionError(
+          "this token does not expire: there is nothing to renew");
+    }
+    if (token.expire_time_unix() <= now) return absl::UnauthenticatedError("token expired");
+    int64_t lifetime = ttl == absl::ZeroDuration()
+                           ? token.ttl_seconds()
+                           : std::max<int64_t>(1, absl::ToInt64Seconds(ttl));
+    if (lifetime <= 0) lifetime = token.expire_time_unix() - token.create_time_unix();
+    int64_t expire = now + lifetime;
+    if (token.max_expire_time_unix() != 0) {
+      expire = std::min(expire, token.max_expire_time_unix());
+    }
+    if (token.max_expire_time_unix() != 0 &&
+        token.expire_time_unix() >= token.max_expire_time_unix()) {
+      return absl::FailedPreconditionError(
+          "this token has reached its max_expire_time and cannot be renewed further; "
+          "ask an admin for a new one");
+    }
+    successor.set_description(token.description());
+    successor.set_create_time_unix(now);
+    *successor.mutable_operations() = token.operations();
+    *successor.mutable_key_patterns() = token.key_patterns();
+    successor.set_ttl_seconds(token.ttl_seconds());
+    successor.set_expire_time_unix(expire);
+    successor.set_max_expire_time_unix(token.max_expire_time_unix());
+    successor.set_renewed_from(token_id);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<IssuedToken> Keystore::StoreNewToken(
+    const std::string& tenant,
+    const std::function<absl::Status(Transaction&, internal::Token&)>& fill) {
   auto token = GenerateToken();
   if (!token.ok()) return token.status();
-  const int64_t now = NowUnix();
-  IssuedToken issued{token->token, {token->id, description, absl::FromUnixSeconds(now)}};
+  internal::Token stored;
   absl::Status s = Update(RecordName::Token(tenant, token->id), [&](Transaction& txn) {
     if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
     // Conditions the commit on the id being unused (64 random bits: it always is).
     auto taken = txn.HasToken(tenant, token->id);
     if (!taken.ok()) return taken.status();
     if (*taken) return absl::AbortedError("token id collision");
-    internal::Token stored;
+    stored.Clear();
+    if (absl::Status s = fill(txn, stored); !s.ok()) return s;
     stored.set_id(token->id);
     stored.set_sha256(token->sha256);
-    stored.set_description(description);
-    stored.set_create_time_unix(now);
     txn.PutToken(tenant, stored);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  return issued;
+  return IssuedToken{token->token, TokenInfoOf(stored)};
 }
 
 absl::Status Keystore::RevokeToken(const std::string& tenant,

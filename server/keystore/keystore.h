@@ -93,8 +93,22 @@ class Keystore {
   absl::StatusOr<TenantInfo> CreateTenant(const std::string& name);
   absl::Status DeleteTenant(const std::string& name);
   absl::StatusOr<std::vector<TenantInfo>> ListTenants() const;
+  // INVALID_ARGUMENT for a bad scope (TokenAccess::Create), a negative ttl, or a
+  // max_ttl without a ttl or shorter than it.
   absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
-                                         const std::string& description);
+                                         const TokenRequest& request);
+  // A token with every permission that never expires.
+  absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
+                                         const std::string& description) {
+    return IssueToken(tenant, TokenRequest{description});
+  }
+  // A successor to token `token_id`: its tenant, description and scope, for `ttl`
+  // (zero: the lifetime it was issued for), never past its max_expire_time.
+  // FAILED_PRECONDITION for a token that does not expire or has reached its
+  // max_expire_time; NOT_FOUND when it was revoked meanwhile.
+  absl::StatusOr<IssuedToken> RenewToken(const std::string& tenant,
+                                         const std::string& token_id,
+                                         absl::Duration ttl);
   absl::Status RevokeToken(const std::string& tenant, const std::string& token_id);
   // `algorithm` kUnspecified means kAes256Gcm.
   absl::StatusOr<KeyInfo> CreateKey(const std::string& tenant, const std::string& key,
@@ -142,6 +156,11 @@ class Keystore {
   absl::StatusOr<KeyInfo> UpdateKey(
       const std::string& tenant, const std::string& key,
       const std::function<absl::StatusOr<bool>(internal::Key&)>& change);
+  // Stores a new token of `tenant` that `fill` describes (it may read records
+  // through the transaction); the id and hash are set here.
+  absl::StatusOr<IssuedToken> StoreNewToken(
+      const std::string& tenant,
+      const std::function<absl::Status(Transaction&, internal::Token&)>& fill);
 
   std::unique_ptr<State> state_;
 };

@@ -199,6 +199,82 @@ TEST_P(KeystoreTest, TokensAuthenticateUntilRevoked) {
       absl::IsInvalidArgument(ks->IssueToken("acme", std::string(257, 'x')).status()));
 }
 
+TEST_P(KeystoreTest, ScopedExpiringTokensAreStoredAndRenewed) {
+  std::string token, id;
+  {
+    auto ks = OpenOrDie();
+    ASSERT_TRUE(ks->CreateTenant("acme").ok());
+    TokenRequest request{"orders service", {{Operation::kSeal}, {"orders-*"}},
+                         absl::Hours(1), absl::Hours(24)};
+    auto issued = ks->IssueToken("acme", request);
+    ASSERT_TRUE(issued.ok()) << issued.status();
+    token = issued->token;
+    id = issued->info.id;
+    EXPECT_EQ(issued->info.scope.keys, std::vector<std::string>{"orders-*"});
+    EXPECT_EQ(issued->info.expire_time - issued->info.create_time, absl::Hours(1));
+    EXPECT_EQ(issued->info.max_expire_time - issued->info.create_time, absl::Hours(24));
+  }
+  // Reopened: what the token grants comes back from the store.
+  auto ks = OpenOrDie(/*create=*/false);
+  auto grant = ks->snapshot()->TokenFor(token);
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ((*grant)->tenant, "acme");
+  EXPECT_EQ((*grant)->id, id);
+  EXPECT_LT((*grant)->expire_time, absl::Now() + absl::Hours(1) + absl::Seconds(5));
+  EXPECT_TRUE((*grant)->access.Check(Operation::kSeal, "orders-7").ok());
+  EXPECT_TRUE(absl::IsPermissionDenied((*grant)->access.Check(Operation::kOpen, "orders-7")));
+  const TokenInfo listed = ks->ListTenants()->at(0).tokens.at(0);
+  EXPECT_EQ(listed.description, "orders service");
+  EXPECT_EQ(listed.scope.operations, std::vector<Operation>{Operation::kSeal});
+
+  // A successor: same scope and description, a fresh expiry within the maximum.
+  auto renewed = ks->RenewToken("acme", id, absl::ZeroDuration());
+  ASSERT_TRUE(renewed.ok()) << renewed.status();
+  EXPECT_NE(renewed->token, token);
+  EXPECT_EQ(renewed->info.renewed_from, id);
+  EXPECT_EQ(renewed->info.description, "orders service");
+  EXPECT_EQ(renewed->info.scope.keys, std::vector<std::string>{"orders-*"});
+  EXPECT_EQ(renewed->info.max_expire_time, listed.max_expire_time);
+  auto successor = ks->snapshot()->TokenFor(renewed->token);
+  ASSERT_TRUE(successor.ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      (*successor)->access.Check(Operation::kSeal, "payments")));
+  EXPECT_TRUE(ks->snapshot()->TokenFor(token).ok()) << "the old token lives to its expiry";
+
+  // A renewal asking beyond the maximum gets the maximum, and then no more.
+  auto longest = ks->RenewToken("acme", renewed->info.id, absl::Hours(1000));
+  ASSERT_TRUE(longest.ok()) << longest.status();
+  EXPECT_EQ(longest->info.expire_time, listed.max_expire_time);
+  absl::Status beyond = ks->RenewToken("acme", longest->info.id, absl::ZeroDuration()).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(beyond)) << beyond;
+  EXPECT_THAT(beyond.message(), HasSubstr("max_expire_time"));
+
+  // Tokens without expiry have nothing to renew; revoked ones are gone.
+  auto forever = ks->IssueToken("acme", "forever");
+  ASSERT_TRUE(forever.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ks->RenewToken("acme", forever->info.id, absl::ZeroDuration()).status()));
+  ASSERT_TRUE(ks->RevokeToken("acme", id).ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->RenewToken("acme", id, absl::ZeroDuration()).status()));
+}
+
+TEST_P(KeystoreTest, BadTokenRequestsAreRefused) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  for (const TokenRequest& request : std::vector<TokenRequest>{
+           {"", {{static_cast<Operation>(7)}, {}}, {}, {}},
+           {"", {{}, {"a*b"}}, {}, {}},
+           {"", {}, absl::Seconds(-1), {}},
+           {"", {}, {}, absl::Hours(1)},                  // max_ttl without ttl
+           {"", {}, absl::Hours(2), absl::Hours(1)},      // max_ttl below ttl
+           {"", {}, absl::InfiniteDuration(), {}},
+       }) {
+    auto issued = ks->IssueToken("acme", request);
+    EXPECT_TRUE(absl::IsInvalidArgument(issued.status())) << issued.status();
+  }
+  EXPECT_THAT(ks->ListTenants()->at(0).tokens, SizeIs(0));
+}
+
 TEST_P(KeystoreTest, CreateKey) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());

@@ -12,6 +12,8 @@ namespace sealbox::server {
 static_assert(NumberedAsKeyAlgorithm(internal::ALGORITHM_UNSPECIFIED, internal::AES_128_GCM,
                                      internal::AES_256_GCM));
 static_assert(NumberedAsVersionState(internal::ENABLED, internal::DISABLED, internal::DESTROYED));
+static_assert(NumberedAsOperation(internal::SEAL, internal::OPEN, internal::REWRAP,
+                                  internal::GENERATE_DATA_KEY));
 
 inline KeyAlgorithm FromRecord(internal::Algorithm algorithm) {
   return static_cast<KeyAlgorithm>(algorithm);

@@ -161,19 +161,30 @@ class Snapshot::Editor {
     RemoveToken(*tenant, name.name);
     if (change.value.has_value()) {
       const internal::Token& token = change.value->token();
-      tenant->tokens.push_back(
-          {token.id(), token.description(), absl::FromUnixSeconds(token.create_time_unix())});
-      tenant->token_sha256_by_id[token.id()] = token.sha256();
-      MutableTokenIndex()[token.sha256()] = name.tenant;
+      TokenInfo info = TokenInfoOf(token);
+      // A scope this server cannot read (a newer server's operation, an edit by
+      // hand) fails closed: the token is listed, so it can be revoked, but it
+      // authenticates nothing.
+      absl::StatusOr<TokenAccess> access = TokenAccess::Create(info.scope);
+      tenant->tokens.push_back(std::move(info));
+      if (access.ok()) {
+        auto grant = std::make_shared<TokenGrant>();
+        grant->tenant = name.tenant;
+        grant->id = token.id();
+        grant->expire_time = StoredDeadline(token.expire_time_unix());
+        grant->access = *std::move(access);
+        tenant->token_sha256_by_id[token.id()] = token.sha256();
+        MutableTokenIndex()[token.sha256()] = std::move(grant);
+      }
     }
     return absl::OkStatus();
   }
 
   std::shared_ptr<const Snapshot> Finish(uint64_t generation) {
     next_->generation_ = generation;
-    if (token_index_ != nullptr) next_->tenant_by_token_sha256_ = std::move(token_index_);
-    if (next_->tenant_by_token_sha256_ == nullptr) {
-      next_->tenant_by_token_sha256_ = std::make_shared<const TokenIndex>();
+    if (token_index_ != nullptr) next_->grant_by_token_sha256_ = std::move(token_index_);
+    if (next_->grant_by_token_sha256_ == nullptr) {
+      next_->grant_by_token_sha256_ = std::make_shared<const TokenIndex>();
     }
     return std::move(next_);
   }
@@ -192,18 +203,19 @@ class Snapshot::Editor {
 
   TokenIndex& MutableTokenIndex() {
     if (token_index_ == nullptr) {
-      token_index_ = next_->tenant_by_token_sha256_ == nullptr
+      token_index_ = next_->grant_by_token_sha256_ == nullptr
                          ? std::make_shared<TokenIndex>()
-                         : std::make_shared<TokenIndex>(*next_->tenant_by_token_sha256_);
+                         : std::make_shared<TokenIndex>(*next_->grant_by_token_sha256_);
     }
     return *token_index_;
   }
 
   void RemoveToken(TenantEntry& tenant, const std::string& id) {
     auto it = tenant.token_sha256_by_id.find(id);
-    if (it == tenant.token_sha256_by_id.end()) return;
-    MutableTokenIndex().erase(it->second);
-    tenant.token_sha256_by_id.erase(it);
+    if (it != tenant.token_sha256_by_id.end()) {  // else listed but not in force
+      MutableTokenIndex().erase(it->second);
+      tenant.token_sha256_by_id.erase(it);
+    }
     tenant.tokens.erase(std::remove_if(tenant.tokens.begin(), tenant.tokens.end(),
                                        [&](const TokenInfo& t) { return t.id == id; }),
                         tenant.tokens.end());
@@ -243,10 +255,17 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::With(
 // compares with the stored hashes, and learning a stored hash (even all of it) does
 // not help find a token, whose 256 random bits a preimage search cannot reach. So the
 // secret itself is never compared, and the hot path stays O(log n).
-absl::StatusOr<std::string> Snapshot::TenantForToken(absl::string_view token) const {
-  auto it = tenant_by_token_sha256_->find(TokenSha256(token));
-  if (it == tenant_by_token_sha256_->end()) return absl::NotFoundError("unknown token");
+absl::StatusOr<std::shared_ptr<const TokenGrant>> Snapshot::TokenFor(
+    absl::string_view token) const {
+  auto it = grant_by_token_sha256_->find(TokenSha256(token));
+  if (it == grant_by_token_sha256_->end()) return absl::NotFoundError("unknown token");
   return it->second;
+}
+
+absl::StatusOr<std::string> Snapshot::TenantForToken(absl::string_view token) const {
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = TokenFor(token);
+  if (!grant.ok()) return grant.status();
+  return (*grant)->tenant;
 }
 
 const KeyEntry* Snapshot::FindKey(absl::string_view tenant,

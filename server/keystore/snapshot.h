@@ -20,6 +20,7 @@
 #include "server/keystore/info.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/storage.h"
+#include "server/keystore/token_access.h"
 
 namespace sealbox::server {
 
@@ -53,6 +54,14 @@ struct KeyEntry : KeySummary {
   KeyInfo Info() const;
 };
 
+// What a live token grants, as each data-plane call checks it.
+struct TokenGrant {
+  std::string tenant;
+  std::string id;
+  absl::Time expire_time = absl::InfiniteFuture();
+  TokenAccess access;
+};
+
 struct TenantEntry {
   std::string name;
   std::vector<TokenInfo> tokens;  // live tokens, never the secrets
@@ -79,8 +88,11 @@ class Snapshot {
   absl::StatusOr<std::shared_ptr<const Snapshot>> With(
       const std::vector<RecordChange>& changes, uint64_t generation) const;
 
-  // The tenant whose token this is, or NOT_FOUND. Looked up by the token's SHA-256,
-  // so the timing of the lookup depends only on that hash (see snapshot.cc).
+  // What this token grants (its tenant, id, expiry and scope), or NOT_FOUND. Looked
+  // up by the token's SHA-256, so the timing of the lookup depends only on that hash
+  // (see snapshot.cc). Whether it has expired is the caller's to check.
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenFor(absl::string_view token) const;
+  // TokenFor's tenant.
   absl::StatusOr<std::string> TenantForToken(absl::string_view token) const;
 
   // The key `name` of `tenant`, or nullptr.
@@ -98,15 +110,15 @@ class Snapshot {
   uint64_t generation() const { return generation_; }
 
  private:
-  // SHA-256 of every live token -> its tenant.
-  using TokenIndex = std::map<std::string, std::string, std::less<>>;
+  // SHA-256 of every live token -> what it grants.
+  using TokenIndex = std::map<std::string, std::shared_ptr<const TokenGrant>, std::less<>>;
   class Editor;
 
   Snapshot() = default;
 
   uint64_t generation_ = 0;
   TenantMap tenants_;
-  std::shared_ptr<const TokenIndex> tenant_by_token_sha256_;
+  std::shared_ptr<const TokenIndex> grant_by_token_sha256_;
 };
 
 // One sweep of the idle-time policy over `snapshot`'s keys

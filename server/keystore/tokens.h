@@ -7,6 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "sealbox/internal/keystore_file.pb.h"
+#include "server/keystore/info.h"
 
 namespace sealbox::server {
 
@@ -20,6 +22,12 @@ absl::StatusOr<NewToken> GenerateToken();
 
 // SHA-256 of a token, 32 raw bytes.
 std::string TokenSha256(absl::string_view token);
+
+// What a stored token says of itself (never its hash).
+TokenInfo TokenInfoOf(const internal::Token& token);
+
+// A unix time as stored, 0 meaning never, as an absl::Time (InfiniteFuture for 0).
+absl::Time StoredDeadline(int64_t unix_seconds);
 
 }  // namespace sealbox::server
 

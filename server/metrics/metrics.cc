@@ -12,7 +12,7 @@ namespace sealbox::server {
 namespace {
 
 constexpr absl::string_view kPlaneNames[] = {"data", "admin"};
-constexpr absl::string_view kReasonNames[] = {"missing", "invalid", "wrong_plane"};
+constexpr absl::string_view kReasonNames[] = {"missing", "invalid", "wrong_plane", "expired"};
 
 int PlaneIndex(absl::string_view plane) { return plane == "admin" ? 1 : 0; }
 
@@ -57,7 +57,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& auth_failures = CounterFamily(
       r, "sealbox_auth_failures_total",
       "Calls refused for their credentials, by plane and reason (missing, invalid, "
-      "wrong_plane).");
+      "wrong_plane, expired).");
   auto& auth_limited = CounterFamily(
       r, "sealbox_auth_limited_total",
       "Calls refused unchecked because their address failed authentication too often "

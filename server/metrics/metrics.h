@@ -49,8 +49,8 @@ class Metrics {
   void AddBytesSealed(uint64_t n) { bytes_sealed_->Increment(static_cast<double>(n)); }
   void AddBytesOpened(uint64_t n) { bytes_opened_->Increment(static_cast<double>(n)); }
   // Where a call was refused and why: plane "data" or "admin"; reason "missing" (no
-  // credentials), "invalid" (unknown, revoked or unmapped) or "wrong_plane" (the
-  // admin token on the data plane, a tenant token on the admin plane).
+  // credentials), "invalid" (unknown, revoked or unmapped), "wrong_plane" (the
+  // admin token on the data plane, a tenant token on the admin plane) or "expired".
   void CountAuthFailure(absl::string_view plane, absl::string_view reason);
   // A call refused unchecked because its address failed too often (auth limiter).
   void CountAuthLimited(absl::string_view plane);
@@ -92,7 +92,7 @@ class Metrics {
   prometheus::Counter* bytes_sealed_;
   prometheus::Counter* bytes_opened_;
   static constexpr int kPlanes = 2;   // data, admin
-  static constexpr int kReasons = 3;  // missing, invalid, wrong_plane
+  static constexpr int kReasons = 4;  // missing, invalid, wrong_plane, expired
   std::array<prometheus::Counter*, kPlanes * kReasons> auth_failures_;
   std::array<prometheus::Counter*, kPlanes> auth_limited_;
   prometheus::Counter* decryption_failures_;

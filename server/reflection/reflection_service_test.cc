@@ -30,7 +30,8 @@ TEST(DescriptorIndexTest, AnswersAFileWithEveryFileItImportsOnce) {
   auto files = (*index)->FileContainingSymbol("sealbox.v1.Admin.GetKey");
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_EQ(*files, (std::vector<std::string>{"sealbox/v1/admin.proto",
-                                              "google/protobuf/timestamp.proto"}));
+                                              "google/protobuf/timestamp.proto",
+                                              "google/protobuf/duration.proto"}));
   // Served as protoc wrote it: with the comments.
   EXPECT_NE((*index)->SerializedFile("sealbox/v1/admin.proto").find("rotate first"),
             std::string::npos);

@@ -1,0 +1,160 @@
+"""Scoped and expiring tenant tokens against real servers: two sealbox-server
+processes sharing one keystore (a data directory, or etcd under the etcd tier), the
+CLI as a user runs it, and raw gRPC for the stream and batch calls."""
+import json
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Server, CryptoClient, bearer, stubs, wait_for  # noqa: E402
+
+EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
+
+
+class Tokens(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        kek = os.urandom(32)
+        cls.a = Server(kek=kek).start()
+        cls.b = Server(data_dir=cls.a.data_dir, kek=kek, admin_token=cls.a.admin_token,
+                       etcd=cls.a.etcd, prefix=cls.a.prefix).start()
+        cls.full = cls.a.new_tenant("acme", key="orders-1")
+        for key in ("orders-2", "payments"):
+            cls.a.admin("key", "create", "acme", key)
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in (cls.a, cls.b):
+            server.stop()
+
+    def issue(self, *flags):
+        """A token for acme from `admin token issue acme FLAGS`; (token, id)."""
+        issued = self.a.admin("token", "issue", "acme", *flags)
+        token_id = issued.stderr.decode().split("issued token ")[1].split()[0]
+        return issued.stdout.decode().strip(), token_id
+
+    def refused(self, server, token, *args, input=b"x"):
+        """The stderr of a CLI call that must be refused for its credentials."""
+        result = server.cli(*args, token=token, input=input, check=False)
+        self.assertEqual(result.returncode, EXIT_AUTH, result.stderr)
+        stderr = result.stderr.decode()
+        self.assertNotIn(token, stderr, "a refusal must not echo the token")
+        return stderr
+
+    def test_a_token_scoped_to_seal_on_orders(self):
+        token, token_id = self.issue("--operations", "seal", "--keys", "orders-*",
+                                     "--description", "orders service")
+        # It seals under orders-1 and orders-2, through either replica.
+        for server in (self.a, self.b):
+            for key in ("orders-1", "orders-2"):
+                sealed = server.cli("seal", "--key", key, token=token, input=b"order 7").stdout
+                opened = server.cli("open", "--key", key, token=self.full, input=sealed)
+                self.assertEqual(opened.stdout, b"order 7")
+        sealed = self.a.cli("seal", "--key", "orders-1", token=token, input=b"x").stdout
+        # Everything else is PERMISSION_DENIED naming what is missing.
+        stderr = self.refused(self.a, token, "open", "--key", "orders-1", input=sealed)
+        self.assertIn("PERMISSION_DENIED", stderr)
+        self.assertIn("this token lacks the open permission (it has: seal)", stderr)
+        stderr = self.refused(self.b, token, "seal", "--key", "payments")
+        self.assertIn('this token lacks permission for key "payments" (its keys: orders-*)', stderr)
+        self.assertIn("lacks the rewrap permission",
+                      self.refused(self.a, token, "rewrap", "--key", "orders-1", input=sealed))
+        self.assertIn("lacks the datakey permission",
+                      self.refused(self.a, token, "datakey", "--key", "orders-1", input=None))
+        # The stream calls are the same operations.
+        big = os.urandom(3 << 20)
+        streamed = self.a.cli("seal", "--stream", "--key", "orders-2", token=token,
+                              input=big).stdout
+        self.assertEqual(streamed[0], 0x02)
+        self.assertIn("lacks the open permission",
+                      self.refused(self.a, token, "open", "--key", "orders-2", input=streamed))
+        self.assertIn('permission for key "payments"',
+                      self.refused(self.a, token, "seal", "--stream", "--key", "payments"))
+        # A batch answers per item: the item it may do is done, the other refused.
+        import grpc
+        _, _, data_pb2, data_grpc = stubs()
+        with grpc.insecure_channel(self.a.address) as channel:
+            crypto = data_grpc.CryptoStub(channel)
+            results = crypto.SealBatch(
+                data_pb2.SealBatchRequest(items=[
+                    data_pb2.SealRequest(key="orders-1", plaintext=b"fine"),
+                    data_pb2.SealRequest(key="payments", plaintext=b"not this")]),
+                metadata=bearer(token), timeout=30).results
+            self.assertTrue(results[0].HasField("sealed"))
+            self.assertEqual(results[1].error.code, grpc.StatusCode.PERMISSION_DENIED.value[0])
+            self.assertIn('permission for key "payments"', results[1].error.message)
+        # The listing shows the scope; the full token is as it always was.
+        listed = self.a.admin("tenant", "list").stdout.decode()
+        self.assertIn(f"{token_id}  ", listed)
+        self.assertIn("may seal on orders-*", listed)
+        for key in ("orders-1", "payments"):
+            self.a.cli("open", "--key", key, token=self.full,
+                       input=self.a.cli("seal", "--key", key, token=self.full,
+                                        input=b"all").stdout)
+
+    def test_bad_scopes_are_refused_before_anything_is_stored(self):
+        bad = self.a.admin("token", "issue", "acme", "--keys", "orders*x", check=False)
+        self.assertEqual(bad.returncode, 1, bad.stderr)
+        self.assertIn("INVALID_ARGUMENT", bad.stderr.decode())
+        bad = self.a.admin("token", "issue", "acme", "--operations", "encrypt", check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("unknown operation", bad.stderr.decode())
+        bad = self.a.admin("token", "issue", "acme", "--max-ttl", "1h", check=False)
+        self.assertIn("needs a ttl", bad.stderr.decode())
+
+    def test_an_expired_token_is_refused_on_every_replica(self):
+        token, token_id = self.issue("--ttl", "4s", "--description", "short-lived")
+        for server in (self.a, self.b):
+            server.cli("seal", "--key", "orders-1", token=token, input=b"x")
+        listed = json.loads(self.b.admin("--json", "tenant", "list").stdout)
+        info = next(t for t in listed["tenants"][0]["tokens"] if t["id"] == token_id)
+        self.assertIn("expire_time", info)
+        expires = time.time() + 5
+        while time.time() < expires:
+            time.sleep(0.5)
+        for server in (self.a, self.b):
+            stderr = self.refused(server, token, "seal", "--key", "orders-1")
+            self.assertIn("UNAUTHENTICATED", stderr)
+            self.assertIn("token expired", stderr)
+            metrics = server.cli("health", check=False)  # the server is still healthy
+            self.assertEqual(metrics.returncode, 0, metrics.stderr)
+        # Still listed (so it can be seen and revoked), and marked with its expiry.
+        self.assertIn("expires", self.a.admin("tenant", "list").stdout.decode())
+        self.a.admin("token", "revoke", "acme", token_id)
+
+    def test_renewal_issues_a_successor_with_the_same_scope(self):
+        token, token_id = self.issue("--operations", "seal,open", "--keys", "orders-1",
+                                     "--ttl", "1h", "--max-ttl", "2h")
+        renewed = self.a.cli("token", "renew", token=token)
+        successor = renewed.stdout.decode().strip()
+        self.assertTrue(successor.startswith("sbx_") and successor != token)
+        self.assertIn("renewed as token", renewed.stderr.decode())
+        self.assertNotIn(successor, renewed.stderr.decode())
+        # The successor works on the other replica at once, with the same scope.
+        sealed = self.b.cli("seal", "--key", "orders-1", token=successor, input=b"r").stdout
+        self.assertEqual(self.b.cli("open", "--key", "orders-1", token=successor,
+                                    input=sealed).stdout, b"r")
+        self.assertIn('permission for key "orders-2"',
+                      self.refused(self.b, successor, "seal", "--key", "orders-2"))
+        # And the old token works until its own expiry.
+        self.a.cli("seal", "--key", "orders-1", token=token, input=b"still")
+        listed = self.a.admin("tenant", "list").stdout.decode()
+        self.assertIn(f"renewed from {token_id}", listed)
+        # A renewal asking for more than the maximum ends at the maximum; then no more.
+        last = self.a.cli("token", "renew", "--ttl", "30d", token=successor)
+        final = last.stdout.decode().strip()
+        again = self.a.cli("token", "renew", token=final, check=False)
+        self.assertNotEqual(again.returncode, 0)
+        self.assertIn("max_expire_time", again.stderr.decode())
+        # A token that never expires has nothing to renew.
+        never = self.a.cli("token", "renew", token=self.full, check=False)
+        self.assertIn("does not expire", never.stderr.decode())
+        # Renewal needs a valid token, like any call.
+        self.assertIn("UNAUTHENTICATED",
+                      self.refused(self.a, "sbx_not-a-token", "token", "renew", input=None))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
