@@ -1,14 +1,19 @@
 """Scoped and expiring tenant tokens against real servers: two sealbox-server
 processes sharing one keystore (a data directory, or etcd under the etcd tier), the
 CLI as a user runs it, and raw gRPC for the stream and batch calls."""
+import datetime
 import json
 import os
+import re
+import shlex
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, CryptoClient, bearer, stubs, wait_for  # noqa: E402
+from harness import CLI, Server, bearer, stubs  # noqa: E402
 
 EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
 
@@ -105,15 +110,17 @@ class Tokens(unittest.TestCase):
         self.assertIn("needs a ttl", bad.stderr.decode())
 
     def test_an_expired_token_is_refused_on_every_replica(self):
-        token, token_id = self.issue("--ttl", "4s", "--description", "short-lived")
+        # Long enough for both replicas to use it first on a loaded machine.
+        token, token_id = self.issue("--ttl", "8s", "--description", "short-lived")
         for server in (self.a, self.b):
             server.cli("seal", "--key", "orders-1", token=token, input=b"x")
         listed = json.loads(self.b.admin("--json", "tenant", "list").stdout)
         info = next(t for t in listed["tenants"][0]["tokens"] if t["id"] == token_id)
-        self.assertIn("expire_time", info)
-        expires = time.time() + 5
-        while time.time() < expires:
-            time.sleep(0.5)
+        # Proto JSON: an RFC 3339 time, whole seconds.
+        expires = datetime.datetime.fromisoformat(
+            info["expire_time"].replace("Z", "+00:00")).timestamp()
+        self.assertLess(expires - time.time(), 9)
+        time.sleep(max(0.0, expires - time.time()) + 1)
         for server in (self.a, self.b):
             stderr = self.refused(server, token, "seal", "--key", "orders-1")
             self.assertIn("UNAUTHENTICATED", stderr)
@@ -154,6 +161,28 @@ class Tokens(unittest.TestCase):
         # Renewal needs a valid token, like any call.
         self.assertIn("UNAUTHENTICATED",
                       self.refused(self.a, "sbx_not-a-token", "token", "renew", input=None))
+
+    def test_operations_doc_token_commands(self):
+        # docs/OPERATIONS.md's token example, run as written with `sealbox` on PATH.
+        with open("docs/OPERATIONS.md") as f:
+            section = f.read().split("### Tokens: least privilege and expiry", 1)[1]
+        script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+        work = tempfile.mkdtemp(dir=self.a.home)
+        wrapper = os.path.join(work, "sealbox")
+        with open(wrapper, "w") as f:
+            f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI)))
+        os.chmod(wrapper, 0o755)
+        env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
+                   SEALBOX_SERVER=self.a.address, SEALBOX_TOKEN=self.a.admin_token)
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work,
+                                env=env, capture_output=True, timeout=300)
+        stderr = result.stderr.decode(errors="replace")
+        self.assertEqual(result.returncode, 0, stderr)
+        self.assertIn(b"open refused: exit 4", result.stdout)
+        self.assertIn("lacks the open permission", stderr)
+        listed = result.stdout.decode()
+        self.assertRegex(listed, r"may seal on orders-\*  expires .*renewed from [0-9a-f]{16}"
+                                 r"  orders writer")
 
 
 if __name__ == "__main__":
