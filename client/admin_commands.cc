@@ -150,6 +150,44 @@ Outcome RunTokenIssue(const Invocation& invocation) {
                    });
 }
 
+Outcome RunAdminTokenIssue(const Invocation& invocation) {
+  v1::IssueAdminTokenRequest request;
+  request.set_description(invocation.Get("--description"));
+  request.set_read_only(invocation.Has("--read-only"));
+  if (invocation.Has("--ttl")) {
+    absl::StatusOr<absl::Duration> ttl = ParseLifetime(invocation.Get("--ttl"));
+    if (!ttl.ok()) return Outcome::Usage(absl::StrCat("--ttl: ", ttl.status().message()));
+    SetDuration(*ttl, *request.mutable_ttl());
+  }
+  return CallAdmin(invocation, "issue admin token", &v1::Admin::Stub::IssueAdminToken,
+                   request, [&](const v1::IssueTokenResponse& response) {
+                     std::fprintf(stderr,
+                                  "sealbox: issued %sadmin token %s; it is shown only once, "
+                                  "store it now\n",
+                                  request.read_only() ? "read-only " : "",
+                                  response.info().id().c_str());
+                     return absl::StrCat(response.token(), "\n");
+                   });
+}
+
+Outcome RunAdminTokenRevoke(const Invocation& invocation) {
+  v1::RevokeAdminTokenRequest request;
+  request.set_token_id(invocation.args[0]);
+  return CallAdmin(invocation, absl::StrCat("revoke admin token ", request.token_id()),
+                   &v1::Admin::Stub::RevokeAdminToken, request,
+                   [&](const v1::RevokeTokenResponse&) {
+                     return absl::StrCat("revoked admin token ", request.token_id(), "\n");
+                   });
+}
+
+Outcome RunAdminTokenList(const Invocation& invocation) {
+  return CallAdmin(invocation, "list admin tokens", &v1::Admin::Stub::ListAdminTokens,
+                   v1::ListAdminTokensRequest(),
+                   [](const v1::ListAdminTokensResponse& response) {
+                     return DescribeAdminTokens(response);
+                   });
+}
+
 Outcome RunTokenRevoke(const Invocation& invocation) {
   v1::RevokeTokenRequest request;
   request.set_tenant(invocation.args[0]);
@@ -340,6 +378,26 @@ std::vector<Command> AdminCommands() {
        1, 1, RunTokenIssue},
       {{"admin", "token", "revoke"}, "TENANT TOKEN_ID", "revoke a tenant token by its id",
        "Token ids are shown by `sealbox admin tenant list`.", {}, 2, 2, RunTokenRevoke},
+      {{"admin", "admin-token", "issue"}, "[--description TEXT] [--read-only] [--ttl D]",
+       "issue another admin token (printed once)",
+       "Admin tokens live in the keystore: they work on every replica at once, with no\n"
+       "restart, until revoked or expired. The token the server was started with\n"
+       "(--admin-token-file) bootstraps them. To move off it:\n"
+       "  export SEALBOX_TOKEN=$(sealbox admin admin-token issue --description ops)\n"
+       "  sealbox admin admin-token revoke bootstrap\n"
+       "A --read-only token may list and get, nothing else (for dashboards).",
+       {{"--description", "", "TEXT", "free text to recognise the token by later"},
+        {"--read-only", "", "", "may only call tenant list, key list, key get, admin-token list"},
+        {"--ttl", "", "D", "expire after D: 90s, 15m, 24h, 30d (default: never)"}},
+       0, 0, RunAdminTokenIssue},
+      {{"admin", "admin-token", "revoke"}, "TOKEN_ID|bootstrap",
+       "revoke an admin token, or retire the bootstrap one",
+       "`bootstrap` retires the token the servers were started with, on every replica\n"
+       "and across restarts; it needs another admin token that may change the keystore\n"
+       "first. A new --admin-token-file brings a new bootstrap token.",
+       {}, 1, 1, RunAdminTokenRevoke},
+      {{"admin", "admin-token", "list"}, "", "list admin tokens (ids, never the tokens)", "",
+       {}, 0, 0, RunAdminTokenList},
       {{"admin", "key", "create"}, "TENANT KEY [--algorithm aes128|aes256]",
        "create a key with a fresh random version 1",
        "Key names: 1-64 of [A-Za-z0-9_.-].",

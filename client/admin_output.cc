@@ -77,24 +77,44 @@ std::string DescribeKey(const v1::Key& key) {
   return text;
 }
 
+namespace {
+
+// "ID  CREATED[  may SCOPE][  expires TIME][  renewed from ID][  DESCRIPTION]".
+std::string DescribeToken(const v1::TokenInfo& token) {
+  std::string text =
+      absl::StrCat(token.id(), "  ", FormatUnixTime(token.create_time().seconds()));
+  if (token.read_only()) absl::StrAppend(&text, "  read-only");
+  // Tokens with every permission and no expiry, as before scopes, say no more.
+  if (token.operations_size() > 0 || token.keys_size() > 0) {
+    absl::StrAppend(&text, "  may ", DescribeScope(token));
+  }
+  if (token.has_expire_time()) {
+    absl::StrAppend(&text, "  expires ", FormatUnixTime(token.expire_time().seconds()));
+  }
+  if (!token.renewed_from().empty()) {
+    absl::StrAppend(&text, "  renewed from ", token.renewed_from());
+  }
+  absl::StrAppend(&text, token.description().empty() ? "" : "  ", token.description());
+  return text;
+}
+
+}  // namespace
+
+std::string DescribeAdminTokens(const v1::ListAdminTokensResponse& response) {
+  std::string text = absl::StrCat(
+      "bootstrap  ", response.bootstrap_retired() ? "retired" : "in use",
+      "  (the --admin-token-file token)\n");
+  for (const v1::TokenInfo& token : response.tokens()) {
+    absl::StrAppend(&text, DescribeToken(token), "\n");
+  }
+  return text;
+}
+
 std::string DescribeTenant(const v1::Tenant& tenant) {
   std::string text = absl::StrCat("tenant ", tenant.name(), "\n");
   for (const std::string& key : tenant.keys()) absl::StrAppend(&text, "  key    ", key, "\n");
   for (const v1::TokenInfo& token : tenant.tokens()) {
-    absl::StrAppend(&text, "  token  ", token.id(), "  ",
-                    FormatUnixTime(token.create_time().seconds()));
-    // Tokens with every permission and no expiry, as before scopes, say no more.
-    if (token.operations_size() > 0 || token.keys_size() > 0) {
-      absl::StrAppend(&text, "  may ", DescribeScope(token));
-    }
-    if (token.has_expire_time()) {
-      absl::StrAppend(&text, "  expires ", FormatUnixTime(token.expire_time().seconds()));
-    }
-    if (!token.renewed_from().empty()) {
-      absl::StrAppend(&text, "  renewed from ", token.renewed_from());
-    }
-    absl::StrAppend(&text, token.description().empty() ? "" : "  ", token.description(),
-                    "\n");
+    absl::StrAppend(&text, "  token  ", DescribeToken(token), "\n");
   }
   return text;
 }

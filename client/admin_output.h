@@ -19,6 +19,10 @@ std::string DescribeKey(const sealbox::v1::Key& key);
 // "tenant acme", then a line per key and per token (id, creation time, description).
 std::string DescribeTenant(const sealbox::v1::Tenant& tenant);
 
+// A line per admin token (id, creation, read-only, expiry, description), and
+// whether the bootstrap token is retired.
+std::string DescribeAdminTokens(const sealbox::v1::ListAdminTokensResponse& response);
+
 // "2024-05-01 10:00:00 UTC"; "-" for 0.
 std::string FormatUnixTime(int64_t seconds);
 

@@ -8,9 +8,7 @@ static_assert(NumberedAsKeyAlgorithm(v1::ALGORITHM_UNSPECIFIED, v1::AES_128_GCM,
 static_assert(NumberedAsVersionState(v1::ENABLED, v1::DISABLED, v1::DESTROYED));
 static_assert(NumberedAsOperation(v1::SEAL, v1::OPEN, v1::REWRAP, v1::GENERATE_DATA_KEY));
 
-absl::Duration FromProto(const google::protobuf::Duration& duration) {
-  return absl::Seconds(duration.seconds()) + absl::Nanoseconds(duration.nanos());
-}
+
 
 // Times are whole seconds, and create_time is always set (even to the epoch).
 void SetSeconds(absl::Time time, google::protobuf::Timestamp* out) {
@@ -32,6 +30,7 @@ void ToProto(const TokenInfo& token, v1::TokenInfo* out) {
   }
   for (const std::string& key : token.scope.keys) out->add_keys(key);
   out->set_renewed_from(token.renewed_from);
+  out->set_read_only(token.read_only);
 }
 
 }  // namespace
@@ -67,6 +66,16 @@ v1::IssueTokenResponse ToProto(const IssuedToken& issued) {
   out.set_token(issued.token);
   ToProto(issued.info, out.mutable_info());
   return out;
+}
+
+v1::ListAdminTokensResponse ToProto(const std::vector<TokenInfo>& admin_tokens) {
+  v1::ListAdminTokensResponse out;
+  for (const TokenInfo& token : admin_tokens) ToProto(token, out.add_tokens());
+  return out;
+}
+
+absl::Duration FromProto(const google::protobuf::Duration& duration) {
+  return absl::Seconds(duration.seconds()) + absl::Nanoseconds(duration.nanos());
 }
 
 TokenRequest FromProto(const v1::IssueTokenRequest& request) {

@@ -4,6 +4,8 @@
 #ifndef SEALBOX_SERVER_ADMIN_ADMIN_PROTOS_H_
 #define SEALBOX_SERVER_ADMIN_ADMIN_PROTOS_H_
 
+#include <vector>
+
 #include "sealbox/v1/admin.pb.h"
 #include "server/keystore/info.h"
 
@@ -12,6 +14,8 @@ namespace sealbox::server {
 v1::Key ToProto(const KeyInfo& key);
 v1::Tenant ToProto(const TenantInfo& tenant);
 v1::IssueTokenResponse ToProto(const IssuedToken& issued);
+v1::ListAdminTokensResponse ToProto(const std::vector<TokenInfo>& admin_tokens);
+absl::Duration FromProto(const google::protobuf::Duration& duration);
 
 // An operation the keystore does not know passes through, for it to refuse.
 TokenRequest FromProto(const v1::IssueTokenRequest& request);

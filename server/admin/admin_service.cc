@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "server/admin/admin_protos.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -17,21 +18,37 @@ absl::Status Into(const absl::StatusOr<T>& result, Response* response) {
   return absl::OkStatus();
 }
 
+// What a read-only admin token may call: everything that changes nothing.
+bool OnlyReads(absl::string_view method) {
+  for (absl::string_view reader : {"ListTenants", "ListKeys", "GetKey", "ListAdminTokens"}) {
+    if (method == reader) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 template <typename Operation>
 grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context,
                                             const char* method, Operation operation) {
   const absl::Time started = absl::Now();
-  absl::Status status = authenticator_->Admin(*context, keystore_->snapshot());
+  absl::StatusOr<Principal> caller = authenticator_->Admin(*context, keystore_->snapshot());
+  absl::Status status = caller.status();
+  if (status.ok() && caller->grant != nullptr && caller->grant->read_only &&
+      !OnlyReads(method)) {
+    status = absl::PermissionDeniedError(absl::StrCat(
+        "this admin token is read-only: it may call ListTenants, ListKeys, GetKey and "
+        "ListAdminTokens, not ", method));
+  }
   // Admin calls change the store or report on it: none while it cannot be reached.
   if (status.ok()) status = keystore_->Writable();
-  if (status.ok()) status = operation();
+  if (status.ok()) status = operation(*caller);
   metrics_->RecordOutcome(method, status, started);
   // The audit trail of admin changes and attempts; requests may hold key material,
-  // so only the method and outcome are logged.
+  // so only the method, the admin token's id and the outcome are logged.
   Log("admin_call", status.ok() ? "info" : "warning")
       .Add("method", method)
+      .Add("admin_token_id", caller.ok() ? caller->token_id() : "")
       .Add("code", absl::StatusCodeToString(status.code()))
       .Add("peer", context->peer());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -42,19 +59,19 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* AdminService::CreateTenant(
     grpc::CallbackServerContext* context, const v1::CreateTenantRequest* request,
     v1::Tenant* response) {
-  return Run(context, "CreateTenant", [&] { return Into(keystore_->CreateTenant(request->name()), response); });
+  return Run(context, "CreateTenant", [&](const Principal&) { return Into(keystore_->CreateTenant(request->name()), response); });
 }
 
 grpc::ServerUnaryReactor* AdminService::DeleteTenant(
     grpc::CallbackServerContext* context, const v1::DeleteTenantRequest* request,
     v1::DeleteTenantResponse*) {
-  return Run(context, "DeleteTenant", [&] { return keystore_->DeleteTenant(request->name()); });
+  return Run(context, "DeleteTenant", [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
 }
 
 grpc::ServerUnaryReactor* AdminService::ListTenants(
     grpc::CallbackServerContext* context, const v1::ListTenantsRequest*,
     v1::ListTenantsResponse* response) {
-  return Run(context, "ListTenants", [&]() -> absl::Status {
+  return Run(context, "ListTenants", [&](const Principal&) -> absl::Status {
     absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->ListTenants();
     if (!tenants.ok()) return tenants.status();
     for (const TenantInfo& tenant : *tenants) *response->add_tenants() = ToProto(tenant);
@@ -65,7 +82,7 @@ grpc::ServerUnaryReactor* AdminService::ListTenants(
 grpc::ServerUnaryReactor* AdminService::IssueToken(
     grpc::CallbackServerContext* context, const v1::IssueTokenRequest* request,
     v1::IssueTokenResponse* response) {
-  return Run(context, "IssueToken", [&] {
+  return Run(context, "IssueToken", [&](const Principal&) {
     return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)),
                 response);
   });
@@ -74,7 +91,7 @@ grpc::ServerUnaryReactor* AdminService::IssueToken(
 grpc::ServerUnaryReactor* AdminService::RevokeToken(
     grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
     v1::RevokeTokenResponse*) {
-  return Run(context, "RevokeToken", [&] {
+  return Run(context, "RevokeToken", [&](const Principal&) {
     return keystore_->RevokeToken(request->tenant(), request->token_id());
   });
 }
@@ -82,7 +99,7 @@ grpc::ServerUnaryReactor* AdminService::RevokeToken(
 grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* context,
                                                   const v1::CreateKeyRequest* request,
                                                   v1::Key* response) {
-  return Run(context, "CreateKey", [&] {
+  return Run(context, "CreateKey", [&](const Principal&) {
     return Into(keystore_->CreateKey(request->tenant(), request->key(),
                                      FromProto(request->algorithm())),
                 response);
@@ -92,7 +109,7 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* context,
                                                   const v1::ImportKeyRequest* request,
                                                   v1::Key* response) {
-  return Run(context, "ImportKey", [&] {
+  return Run(context, "ImportKey", [&](const Principal&) {
     const std::string& material = request->material();
     return Into(keystore_->ImportKey(
                     request->tenant(), request->key(),
@@ -106,7 +123,7 @@ grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* context,
                                                   const v1::KeyRef* request,
                                                   v1::Key* response) {
-  return Run(context, "RotateKey", [&] {
+  return Run(context, "RotateKey", [&](const Principal&) {
     return Into(keystore_->RotateKey(request->tenant(), request->key()), response);
   });
 }
@@ -114,7 +131,7 @@ grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* context,
                                                const v1::KeyRef* request,
                                                v1::Key* response) {
-  return Run(context, "GetKey", [&] {
+  return Run(context, "GetKey", [&](const Principal&) {
     return Into(keystore_->GetKey(request->tenant(), request->key()), response);
   });
 }
@@ -122,7 +139,7 @@ grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* context,
                                                  const v1::ListKeysRequest* request,
                                                  v1::ListKeysResponse* response) {
-  return Run(context, "ListKeys", [&]() -> absl::Status {
+  return Run(context, "ListKeys", [&](const Principal&) -> absl::Status {
     absl::StatusOr<std::vector<KeyInfo>> keys = keystore_->ListKeys(request->tenant());
     if (!keys.ok()) return keys.status();
     for (const KeyInfo& key : *keys) *response->add_keys() = ToProto(key);
@@ -133,7 +150,7 @@ grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
     grpc::CallbackServerContext* context,
     const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) {
-  return Run(context, "SetMinDecryptionVersion", [&] {
+  return Run(context, "SetMinDecryptionVersion", [&](const Principal&) {
     return Into(keystore_->SetMinDecryptionVersion(request->tenant(), request->key(),
                                                    request->min_decryption_version()),
                 response);
@@ -143,7 +160,7 @@ grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
 grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "DisableKeyVersion", [&] {
+  return Run(context, "DisableKeyVersion", [&](const Principal&) {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
                                            request->version(), VersionState::kDisabled),
                 response);
@@ -153,7 +170,7 @@ grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
 grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "EnableKeyVersion", [&] {
+  return Run(context, "EnableKeyVersion", [&](const Principal&) {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
                                            request->version(), VersionState::kEnabled),
                 response);
@@ -163,7 +180,7 @@ grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
 grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* context,
                                                 const v1::TrimKeyRequest* request,
                                                 v1::Key* response) {
-  return Run(context, "TrimKey", [&] {
+  return Run(context, "TrimKey", [&](const Principal&) {
     return Into(keystore_->TrimKey(request->tenant(), request->key(),
                                    request->min_available_version()),
                 response);
@@ -173,10 +190,50 @@ grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "DestroyKeyVersion", [&] {
+  return Run(context, "DestroyKeyVersion", [&](const Principal&) {
     return Into(keystore_->DestroyVersion(request->tenant(), request->key(),
                                           request->version()),
                 response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::IssueAdminToken(
+    grpc::CallbackServerContext* context, const v1::IssueAdminTokenRequest* request,
+    v1::IssueTokenResponse* response) {
+  return Run(context, "IssueAdminToken", [&](const Principal&) {
+    TokenRequest token{request->description(), {}, FromProto(request->ttl()), {}};
+    return Into(keystore_->IssueAdminToken(token, request->read_only()), response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(
+    grpc::CallbackServerContext* context, const v1::RevokeAdminTokenRequest* request,
+    v1::RevokeTokenResponse*) {
+  return Run(context, "RevokeAdminToken", [&](const Principal&) {
+    if (request->token_id() != "bootstrap") {
+      return keystore_->RevokeAdminToken(request->token_id());
+    }
+    const std::string sha256 = authenticator_->BootstrapAdminSha256();
+    if (sha256.empty()) {
+      return absl::FailedPreconditionError(
+          "this server was started without a bootstrap admin token");
+    }
+    return keystore_->RetireBootstrapAdminToken(sha256);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::ListAdminTokens(
+    grpc::CallbackServerContext* context, const v1::ListAdminTokensRequest*,
+    v1::ListAdminTokensResponse* response) {
+  return Run(context, "ListAdminTokens", [&](const Principal&) {
+    *response = ToProto(keystore_->ListAdminTokens());
+    const std::string sha256 = authenticator_->BootstrapAdminSha256();
+    if (!sha256.empty()) {
+      absl::StatusOr<std::shared_ptr<const TokenGrant>> grant =
+          keystore_->snapshot()->TokenForSha256(sha256);
+      response->set_bootstrap_retired(grant.ok() && (*grant)->retired);
+    }
+    return absl::OkStatus();
   });
 }
 

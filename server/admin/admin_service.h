@@ -25,6 +25,15 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* ListTenants(grpc::CallbackServerContext* context,
                                         const v1::ListTenantsRequest* request,
                                         v1::ListTenantsResponse* response) override;
+  grpc::ServerUnaryReactor* IssueAdminToken(grpc::CallbackServerContext* context,
+                                            const v1::IssueAdminTokenRequest* request,
+                                            v1::IssueTokenResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeAdminToken(grpc::CallbackServerContext* context,
+                                             const v1::RevokeAdminTokenRequest* request,
+                                             v1::RevokeTokenResponse* response) override;
+  grpc::ServerUnaryReactor* ListAdminTokens(grpc::CallbackServerContext* context,
+                                            const v1::ListAdminTokensRequest* request,
+                                            v1::ListAdminTokensResponse* response) override;
   grpc::ServerUnaryReactor* IssueToken(grpc::CallbackServerContext* context,
                                        const v1::IssueTokenRequest* request,
                                        v1::IssueTokenResponse* response) override;
@@ -63,6 +72,8 @@ class AdminService final : public v1::Admin::CallbackService {
 
  private:
   // Runs `operation` if the caller holds the admin token, and finishes the call.
+  // Authenticates the caller (a read-only admin token only for methods that change
+  // nothing), runs `operation(caller)`, counts and logs the call.
   template <typename Operation>
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
                                 const char* method, Operation operation);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "server/keystore/names.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -101,10 +102,31 @@ absl::StatusOr<Principal> Authenticator::Identify(
   return std::move(verdict.principal);
 }
 
-absl::Status Authenticator::Admin(const grpc::ServerContextBase& context,
-                                  std::shared_ptr<const Snapshot> snapshot) const {
-  return Limited(context, "admin", &Authenticator::CheckAdmin, snapshot).status;
+absl::StatusOr<Principal> Authenticator::Admin(
+    const grpc::ServerContextBase& context, std::shared_ptr<const Snapshot> snapshot) const {
+  Verdict verdict = Limited(context, "admin", &Authenticator::CheckAdmin, snapshot);
+  if (!verdict.status.ok()) return verdict.status;
+  return std::move(verdict.principal);
 }
+
+std::string Authenticator::BootstrapAdminSha256() const {
+  if (!admin_token_sha256_.has_value()) return "";
+  return std::string(reinterpret_cast<const char*>(admin_token_sha256_->data()), 32);
+}
+
+std::string Principal::token_id() const {
+  if (grant != nullptr) return grant->id;
+  return tenant == kAdminTokensTenant ? "bootstrap" : "";
+}
+
+namespace {
+
+// A grant's expiry, checked on every call by every replica against its own clock.
+bool Expired(const TokenGrant& grant) {
+  return grant.expire_time != absl::InfiniteFuture() && absl::Now() >= grant.expire_time;
+}
+
+}  // namespace
 
 Authenticator::Verdict Authenticator::CheckTenant(
     const grpc::ServerContextBase& context,
@@ -118,12 +140,13 @@ Authenticator::Verdict Authenticator::CheckTenant(
         grant = snapshot->TokenFor(*token);
       }
     }
-    if (grant.ok()) {
-      // Every replica reads the same expiry from the keystore and its own clock.
-      if ((*grant)->expire_time != absl::InfiniteFuture() &&
-          absl::Now() >= (*grant)->expire_time) {
-        return {absl::UnauthenticatedError("token expired"), "expired"};
-      }
+    if (grant.ok() && (*grant)->tenant == kAdminTokensTenant && !(*grant)->retired) {
+      return {absl::PermissionDeniedError(
+                  "an admin token cannot use the data plane; use a tenant token"),
+              "wrong_plane"};
+    }
+    if (grant.ok() && !(*grant)->retired) {
+      if (Expired(**grant)) return {absl::UnauthenticatedError("token expired"), "expired"};
       std::string tenant = (*grant)->tenant;
       return {absl::OkStatus(), "", Principal{std::move(tenant), *std::move(grant)}};
     }
@@ -157,15 +180,31 @@ Authenticator::Verdict Authenticator::CheckAdmin(
                 "missing credentials: send 'authorization: Bearer <admin token>'"),
             "missing"};
   }
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenFor(*token);
   if (admin_token_sha256_.has_value()) {
     std::array<uint8_t, 32> digest = Sha256(*token);
     if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
-      return {absl::OkStatus(), ""};
+      if (grant.ok() && (*grant)->retired) {
+        return {absl::UnauthenticatedError("this admin token was retired"), "invalid"};
+      }
+      return {absl::OkStatus(), "", Principal{std::string(kAdminTokensTenant), nullptr}};
     }
   }
-  if (snapshot->TenantForToken(*token).ok()) {
-    return {absl::PermissionDeniedError("admin calls need the admin token"),
-            "wrong_plane"};
+  // Issued a moment ago through another replica? Look once more, caught up.
+  if (!grant.ok() && catch_up_ != nullptr) {
+    if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
+      snapshot = std::move(fresher);
+      grant = snapshot->TokenFor(*token);
+    }
+  }
+  if (grant.ok() && !(*grant)->retired) {
+    if ((*grant)->tenant != kAdminTokensTenant) {
+      return {absl::PermissionDeniedError("admin calls need an admin token"),
+              "wrong_plane"};
+    }
+    if (Expired(**grant)) return {absl::UnauthenticatedError("token expired"), "expired"};
+    return {absl::OkStatus(), "",
+            Principal{std::string(kAdminTokensTenant), *std::move(grant)}};
   }
   return {absl::UnauthenticatedError("invalid admin token"), "invalid"};
 }

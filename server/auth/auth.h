@@ -19,12 +19,18 @@
 
 namespace sealbox::server {
 
-// Who a data-plane call comes from.
+// Who a call comes from.
 struct Principal {
+  // On the admin plane, kAdminTokensTenant.
   std::string tenant;
   // The bearer token's grant (its id, expiry and scope); null for a client
-  // certificate, which may do everything its tenant can.
+  // certificate, which may do everything its tenant can, and for the bootstrap admin
+  // token.
   std::shared_ptr<const TokenGrant> grant;
+
+  // For logs: the token's id, "bootstrap" for the configured admin token, or "" (a
+  // client certificate).
+  std::string token_id() const;
 };
 
 class Authenticator {
@@ -51,10 +57,14 @@ class Authenticator {
   absl::StatusOr<Principal> Identify(const grpc::ServerContextBase& context,
                                      std::shared_ptr<const Snapshot>& snapshot) const;
 
-  // OK for the admin token; UNAUTHENTICATED without a valid token,
+  // An admin caller: the bootstrap admin token (unless retired) or an admin token
+  // from the keystore (unless expired). UNAUTHENTICATED without a valid token,
   // PERMISSION_DENIED for a tenant token.
-  absl::Status Admin(const grpc::ServerContextBase& context,
-                     std::shared_ptr<const Snapshot> snapshot) const;
+  absl::StatusOr<Principal> Admin(const grpc::ServerContextBase& context,
+                                  std::shared_ptr<const Snapshot> snapshot) const;
+
+  // SHA-256 of the bootstrap admin token (32 raw bytes), or "" when none is set.
+  std::string BootstrapAdminSha256() const;
 
  private:
   // What a credential check found, and why it failed (a metrics label).

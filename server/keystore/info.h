@@ -98,6 +98,7 @@ struct TokenInfo {
   absl::Time max_expire_time = absl::InfiniteFuture();  // how far renewal may go
   TokenScope scope;
   std::string renewed_from;  // the id of the token this one renewed
+  bool read_only = false;    // admin tokens: may only read
 };
 
 // What IssueToken is asked for.

@@ -10,6 +10,8 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -553,7 +555,7 @@ absl::Status Keystore::DeleteTenant(const std::string& name) {
 absl::StatusOr<std::vector<TenantInfo>> Keystore::ListTenants() const {
   std::vector<TenantInfo> out;
   for (const auto& [name, tenant] : snapshot()->tenants()) {
-    out.push_back(tenant->Info());
+    if (name != kAdminTokensTenant) out.push_back(tenant->Info());
   }
   return out;
 }
@@ -665,18 +667,112 @@ absl::StatusOr<IssuedToken> Keystore::StoreNewToken(
 absl::Status Keystore::RevokeToken(const std::string& tenant,
                                    const std::string& token_id) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
+  return DeleteToken(tenant, token_id);
+}
+
+absl::Status Keystore::DeleteToken(const std::string& tenant, const std::string& token_id) {
   // Not echoed: a token pasted in place of its id must not reach a log.
-  const absl::Status no_such_token = absl::NotFoundError(
-      absl::StrCat("token with that id not found in ", TenantRef(tenant)));
+  const absl::Status no_such_token =
+      tenant == kAdminTokensTenant
+          ? absl::NotFoundError("admin token with that id not found")
+          : absl::NotFoundError(
+                absl::StrCat("token with that id not found in ", TenantRef(tenant)));
   if (token_id.empty() || token_id.size() > 64) return no_such_token;
   return Update(RecordName::Token(tenant, token_id), [&](Transaction& txn) {
-    if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    if (tenant != kAdminTokensTenant) {
+      if (absl::Status s = txn.RequireTenant(tenant); !s.ok()) return s;
+    }
     auto exists = txn.HasToken(tenant, token_id);
     if (!exists.ok()) return exists.status();
     if (!*exists) return no_such_token;
     txn.Delete(RecordName::Token(tenant, token_id));
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<IssuedToken> Keystore::IssueAdminToken(const TokenRequest& request,
+                                                      bool read_only) {
+  if (request.description.size() > kMaxDescriptionBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("token description must be at most ",
+                                                   kMaxDescriptionBytes, " bytes"));
+  }
+  if (absl::Status s = CheckLifetime(request.ttl, "ttl"); !s.ok()) return s;
+  // The reserved tenant is made with the first admin token, in a commit of its own
+  // (the etcd backend clears a new tenant's children in the commit that makes it).
+  const std::string tenant(kAdminTokensTenant);
+  absl::Status made = Update(RecordName::Tenant(tenant), [&](Transaction& txn) {
+    auto exists = txn.HasTenant(tenant);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) txn.PutTenant(tenant);
+    return absl::OkStatus();
+  });
+  if (!made.ok()) return made;
+  return StoreNewToken(tenant,
+                       [&](Transaction&, internal::Token& stored) {
+                         const int64_t now = NowUnix();
+                         stored.set_description(request.description);
+                         stored.set_create_time_unix(now);
+                         stored.set_read_only(read_only);
+                         if (request.ttl != absl::ZeroDuration()) {
+                           stored.set_ttl_seconds(
+                               std::max<int64_t>(1, absl::ToInt64Seconds(request.ttl)));
+                           stored.set_expire_time_unix(now + stored.ttl_seconds());
+                         }
+                         return absl::OkStatus();
+                       });
+}
+
+absl::Status Keystore::RevokeAdminToken(const std::string& token_id) {
+  // A retirement marker stays: a retired bootstrap token comes back only as a new
+  // one, from a restart with another --admin-token-file.
+  if (absl::StartsWith(token_id, "bootstrap-")) {
+    return absl::NotFoundError("admin token with that id not found");
+  }
+  return DeleteToken(std::string(kAdminTokensTenant), token_id);
+}
+
+absl::Status Keystore::RetireBootstrapAdminToken(const std::string& sha256) {
+  // Checked on this replica's view: enough to stop an operator locking everyone out
+  // by mistake, which is what it is for.
+  const absl::Time now = absl::Now();
+  bool writer_remains = false;
+  for (const TokenInfo& token : ListAdminTokens()) {
+    writer_remains = writer_remains || (!token.read_only && token.expire_time > now);
+  }
+  if (!writer_remains) {
+    return absl::FailedPreconditionError(
+        "retiring the bootstrap admin token would leave no admin token that may change "
+        "the keystore; issue one first (IssueAdminToken)");
+  }
+  const std::string id = absl::StrCat(
+      "bootstrap-", absl::BytesToHexString(absl::string_view(sha256).substr(0, 8)));
+  absl::Status s = Update(RecordName::Token(std::string(kAdminTokensTenant), id),
+                          [&](Transaction& txn) {
+                            auto exists = txn.HasToken(std::string(kAdminTokensTenant), id);
+                            if (!exists.ok()) return exists.status();
+                            if (*exists) return absl::OkStatus();  // retired already
+                            internal::Token marker;
+                            marker.set_id(id);
+                            marker.set_sha256(sha256);
+                            marker.set_description("retired bootstrap admin token");
+                            marker.set_create_time_unix(NowUnix());
+                            marker.set_retired(true);
+                            txn.PutToken(std::string(kAdminTokensTenant), marker);
+                            return absl::OkStatus();
+                          });
+  return s;
+}
+
+std::vector<TokenInfo> Keystore::ListAdminTokens() const {
+  std::vector<TokenInfo> out;
+  std::shared_ptr<const Snapshot> snap = snapshot();
+  const TenantEntry* admin = snap->FindTenant(kAdminTokensTenant);
+  if (admin == nullptr) return out;
+  for (const TokenInfo& token : admin->tokens) {
+    if (absl::StartsWith(token.id, "bootstrap-")) continue;  // retirement markers
+    out.push_back(token);
+  }
+  return out;
 }
 
 absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant,

@@ -109,6 +109,17 @@ class Keystore {
   absl::StatusOr<IssuedToken> RenewToken(const std::string& tenant,
                                          const std::string& token_id,
                                          absl::Duration ttl);
+
+  // Admin tokens, kept as tokens of the reserved tenant kAdminTokensTenant (the
+  // request's scope is not used: an admin token is full or read-only).
+  absl::StatusOr<IssuedToken> IssueAdminToken(const TokenRequest& request, bool read_only);
+  absl::Status RevokeAdminToken(const std::string& token_id);
+  // Retires the bootstrap admin token (the one a server is configured with), known by
+  // its SHA-256: it is refused on every replica from then on. FAILED_PRECONDITION
+  // unless an admin token that may change the keystore remains.
+  absl::Status RetireBootstrapAdminToken(const std::string& sha256);
+  // Live admin tokens (not retired bootstrap tokens).
+  std::vector<TokenInfo> ListAdminTokens() const;
   absl::Status RevokeToken(const std::string& tenant, const std::string& token_id);
   // `algorithm` kUnspecified means kAes256Gcm.
   absl::StatusOr<KeyInfo> CreateKey(const std::string& tenant, const std::string& key,
@@ -161,6 +172,8 @@ class Keystore {
   absl::StatusOr<IssuedToken> StoreNewToken(
       const std::string& tenant,
       const std::function<absl::Status(Transaction&, internal::Token&)>& fill);
+  // Deletes token `token_id` of `tenant`: NOT_FOUND (never echoing the id) without it.
+  absl::Status DeleteToken(const std::string& tenant, const std::string& token_id);
 
   std::unique_ptr<State> state_;
 };

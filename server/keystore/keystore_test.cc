@@ -13,7 +13,9 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/keystore/names.h"
 #include "server/keystore/testing/test_store.h"
+#include "server/keystore/tokens.h"
 
 namespace sealbox::server {
 namespace {
@@ -256,6 +258,46 @@ TEST_P(KeystoreTest, ScopedExpiringTokensAreStoredAndRenewed) {
       ks->RenewToken("acme", forever->info.id, absl::ZeroDuration()).status()));
   ASSERT_TRUE(ks->RevokeToken("acme", id).ok());
   EXPECT_TRUE(absl::IsNotFound(ks->RenewToken("acme", id, absl::ZeroDuration()).status()));
+}
+
+TEST_P(KeystoreTest, AdminTokensLiveInTheKeystore) {
+  auto ks = OpenOrDie();
+  EXPECT_THAT(ks->ListAdminTokens(), SizeIs(0));
+  const std::string bootstrap = TokenSha256("the configured admin token");
+  // Nothing to fall back on yet: the bootstrap token cannot be retired.
+  EXPECT_TRUE(absl::IsFailedPrecondition(ks->RetireBootstrapAdminToken(bootstrap)));
+  auto reader = ks->IssueAdminToken({"dashboard", {}, absl::Hours(1), {}}, /*read_only=*/true);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(ks->RetireBootstrapAdminToken(bootstrap)))
+      << "a read-only token cannot take over";
+  auto ops = ks->IssueAdminToken({"ops"}, /*read_only=*/false);
+  ASSERT_TRUE(ops.ok()) << ops.status();
+
+  auto grant = ks->snapshot()->TokenFor(ops->token);
+  ASSERT_TRUE(grant.ok());
+  EXPECT_EQ((*grant)->tenant, kAdminTokensTenant);
+  EXPECT_FALSE((*grant)->read_only);
+  EXPECT_TRUE((*ks->snapshot()->TokenFor(reader->token))->read_only);
+  // The reserved tenant is not a tenant.
+  EXPECT_THAT(*ks->ListTenants(), SizeIs(0));
+  EXPECT_THAT(ks->ListAdminTokens(), SizeIs(2));
+
+  ASSERT_TRUE(ks->RetireBootstrapAdminToken(bootstrap).ok());
+  ASSERT_TRUE(ks->RetireBootstrapAdminToken(bootstrap).ok()) << "retiring again changes nothing";
+  auto retired = ks->snapshot()->TokenForSha256(bootstrap);
+  ASSERT_TRUE(retired.ok());
+  EXPECT_TRUE((*retired)->retired);
+  EXPECT_THAT(ks->ListAdminTokens(), SizeIs(2)) << "the retirement is not a token";
+  EXPECT_TRUE(absl::IsNotFound(ks->RevokeAdminToken(
+      absl::StrCat("bootstrap-", absl::BytesToHexString(bootstrap.substr(0, 8))))));
+
+  ASSERT_TRUE(ks->RevokeAdminToken(reader->info.id).ok());
+  EXPECT_TRUE(absl::IsNotFound(ks->snapshot()->TokenFor(reader->token).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->RevokeAdminToken(reader->info.id)));
+  // Tenant calls cannot reach the reserved tenant.
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->RevokeToken("_admin", ops->info.id)));
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->DeleteTenant("_admin")));
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->IssueToken("_admin", "x").status()));
 }
 
 TEST_P(KeystoreTest, BadTokenRequestsAreRefused) {

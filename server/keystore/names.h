@@ -13,6 +13,11 @@ namespace sealbox::server {
 // 1-64 of [a-z0-9_-], starting with a letter.
 absl::Status ValidateTenantName(absl::string_view name);
 
+// The reserved tenant whose tokens are the admin tokens issued through the admin
+// plane: no tenant can be named so (names start with a letter), and admin tokens
+// replicate, expire and are revoked through the same records as tenant tokens.
+inline constexpr absl::string_view kAdminTokensTenant = "_admin";
+
 // 1-64 of [A-Za-z0-9_.-].
 absl::Status ValidateKeyName(absl::string_view name);
 

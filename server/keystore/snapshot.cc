@@ -173,6 +173,8 @@ class Snapshot::Editor {
         grant->id = token.id();
         grant->expire_time = StoredDeadline(token.expire_time_unix());
         grant->access = *std::move(access);
+        grant->read_only = token.read_only();
+        grant->retired = token.retired();
         tenant->token_sha256_by_id[token.id()] = token.sha256();
         MutableTokenIndex()[token.sha256()] = std::move(grant);
       }
@@ -257,7 +259,12 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::With(
 // secret itself is never compared, and the hot path stays O(log n).
 absl::StatusOr<std::shared_ptr<const TokenGrant>> Snapshot::TokenFor(
     absl::string_view token) const {
-  auto it = grant_by_token_sha256_->find(TokenSha256(token));
+  return TokenForSha256(TokenSha256(token));
+}
+
+absl::StatusOr<std::shared_ptr<const TokenGrant>> Snapshot::TokenForSha256(
+    absl::string_view sha256) const {
+  auto it = grant_by_token_sha256_->find(sha256);
   if (it == grant_by_token_sha256_->end()) return absl::NotFoundError("unknown token");
   return it->second;
 }

@@ -56,10 +56,12 @@ struct KeyEntry : KeySummary {
 
 // What a live token grants, as each data-plane call checks it.
 struct TokenGrant {
-  std::string tenant;
+  std::string tenant;  // kAdminTokensTenant for an admin token
   std::string id;
   absl::Time expire_time = absl::InfiniteFuture();
   TokenAccess access;
+  bool read_only = false;  // admin tokens: may only read
+  bool retired = false;    // a retired bootstrap admin token: refused
 };
 
 struct TenantEntry {
@@ -92,6 +94,9 @@ class Snapshot {
   // up by the token's SHA-256, so the timing of the lookup depends only on that hash
   // (see snapshot.cc). Whether it has expired is the caller's to check.
   absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenFor(absl::string_view token) const;
+  // TokenFor, by the token's SHA-256 (32 raw bytes).
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenForSha256(
+      absl::string_view sha256) const;
   // TokenFor's tenant.
   absl::StatusOr<std::string> TenantForToken(absl::string_view token) const;
 

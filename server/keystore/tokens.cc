@@ -52,6 +52,7 @@ TokenInfo TokenInfoOf(const internal::Token& token) {
   }
   info.scope.keys.assign(token.key_patterns().begin(), token.key_patterns().end());
   info.renewed_from = token.renewed_from();
+  info.read_only = token.read_only();
   return info;
 }
 

@@ -13,9 +13,30 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CLI, Server, bearer, stubs  # noqa: E402
+from harness import CLI, Server, bearer, stubs, wait_for  # noqa: E402
 
 EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
+
+
+def run_operations_doc(heading, server):
+    """Runs the first ```sh block under `heading` in docs/OPERATIONS.md as written,
+    with `sealbox` on PATH and the server's admin token in SEALBOX_TOKEN; returns the
+    CompletedProcess, having checked that it succeeded."""
+    with open("docs/OPERATIONS.md") as f:
+        section = f.read().split(heading, 1)[1]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    work = tempfile.mkdtemp(dir=server.home)
+    wrapper = os.path.join(work, "sealbox")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI)))
+    os.chmod(wrapper, 0o755)
+    env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
+               SEALBOX_SERVER=server.address, SEALBOX_TOKEN=server.admin_token)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                            capture_output=True, timeout=300)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr.decode(errors="replace"))
+    return result
 
 
 class Tokens(unittest.TestCase):
@@ -163,26 +184,118 @@ class Tokens(unittest.TestCase):
                       self.refused(self.a, "sbx_not-a-token", "token", "renew", input=None))
 
     def test_operations_doc_token_commands(self):
-        # docs/OPERATIONS.md's token example, run as written with `sealbox` on PATH.
-        with open("docs/OPERATIONS.md") as f:
-            section = f.read().split("### Tokens: least privilege and expiry", 1)[1]
-        script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-        work = tempfile.mkdtemp(dir=self.a.home)
-        wrapper = os.path.join(work, "sealbox")
-        with open(wrapper, "w") as f:
-            f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI)))
-        os.chmod(wrapper, 0o755)
-        env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
-                   SEALBOX_SERVER=self.a.address, SEALBOX_TOKEN=self.a.admin_token)
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work,
-                                env=env, capture_output=True, timeout=300)
-        stderr = result.stderr.decode(errors="replace")
-        self.assertEqual(result.returncode, 0, stderr)
+        result = run_operations_doc("### Tokens: least privilege and expiry", self.a)
         self.assertIn(b"open refused: exit 4", result.stdout)
-        self.assertIn("lacks the open permission", stderr)
-        listed = result.stdout.decode()
-        self.assertRegex(listed, r"may seal on orders-\*  expires .*renewed from [0-9a-f]{16}"
-                                 r"  orders writer")
+        self.assertIn(b"lacks the open permission", result.stderr)
+        self.assertRegex(result.stdout.decode(),
+                         r"may seal on orders-\*  expires .*renewed from [0-9a-f]{16}"
+                         r"  orders writer")
+
+
+class AdminTokens(unittest.TestCase):
+    """Admin tokens issued and revoked through the admin plane, on two replicas,
+    without a restart."""
+
+    @classmethod
+    def setUpClass(cls):
+        kek = os.urandom(32)
+        cls.a = Server(kek=kek).start()
+        cls.b = Server(data_dir=cls.a.data_dir, kek=kek, admin_token=cls.a.admin_token,
+                       etcd=cls.a.etcd, prefix=cls.a.prefix).start()
+        cls.tenant_token = cls.a.new_tenant("acme")
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in (cls.a, cls.b):
+            server.stop()
+
+    def admin(self, server, token, *args, check=True):
+        return server.cli("admin", *args, token=token, check=check)
+
+    def test_a_second_admin_token_then_the_first_revoked(self):
+        bootstrap = self.a.admin_token
+        # Retiring the bootstrap token first would lock everyone out: refused.
+        early = self.admin(self.a, bootstrap, "admin-token", "revoke", "bootstrap", check=False)
+        self.assertEqual(early.returncode, 1, early.stderr)
+        self.assertIn("issue one first", early.stderr.decode())
+
+        # An admin token that expires: it works on both replicas, until it does not.
+        brief = self.admin(self.a, bootstrap, "admin-token", "issue", "--ttl", "4s")
+        brief = brief.stdout.decode().strip()
+        self.admin(self.b, brief, "tenant", "list")
+        brief_until = time.time() + 4
+
+        issued = self.admin(self.a, bootstrap, "admin-token", "issue", "--description", "ops")
+        ops = issued.stdout.decode().strip()
+        ops_id = issued.stderr.decode().split("admin token ")[1].split(";")[0]
+        # In force on the other replica at once, no restart.
+        self.admin(self.b, ops, "tenant", "create", "from-b")
+        reader = self.admin(self.b, ops, "admin-token", "issue", "--read-only",
+                            "--description", "dashboard").stdout.decode().strip()
+        listed = self.admin(self.a, reader, "admin-token", "list").stdout.decode()
+        self.assertIn("bootstrap  in use", listed)
+        self.assertIn(f"{ops_id}  ", listed)
+        self.assertIn("read-only", listed)
+        self.assertNotIn(ops, listed)
+        # Read-only reads, and may do nothing else.
+        self.assertIn("tenant acme", self.admin(self.b, reader, "tenant", "list").stdout.decode())
+        denied = self.admin(self.a, reader, "key", "create", "acme", "nope", check=False)
+        self.assertEqual(denied.returncode, 4, denied.stderr)
+        self.assertIn("read-only", denied.stderr.decode())
+        # Admin tokens are not for the data plane, nor tenant tokens for admin calls.
+        wrong = self.a.cli("seal", "--key", "default", token=ops, input=b"x", check=False)
+        self.assertEqual(wrong.returncode, 4, wrong.stderr)
+        self.assertIn("PERMISSION_DENIED", wrong.stderr.decode())
+        wrong = self.admin(self.a, self.tenant_token, "tenant", "list", check=False)
+        self.assertIn("PERMISSION_DENIED", wrong.stderr.decode())
+
+        # Retire the bootstrap token through b: refused on both replicas from then on
+        # (on b at once; on a once it has read the change: its reload interval, or
+        # milliseconds on etcd).
+        self.admin(self.b, ops, "admin-token", "revoke", "bootstrap")
+        for server in (self.b, self.a):
+            wait_for(lambda: self.admin(server, bootstrap, "tenant", "list",
+                                        check=False).returncode == 4,
+                     "the bootstrap token is refused")
+            gone = self.admin(server, bootstrap, "tenant", "list", check=False)
+            self.assertIn("this admin token was retired", gone.stderr.decode())
+        self.assertIn("bootstrap  retired",
+                      self.admin(self.a, ops, "admin-token", "list").stdout.decode())
+
+        # A third admin token, then the second (ops) revoked by it: refused everywhere.
+        third = self.admin(self.a, ops, "admin-token", "issue").stdout.decode().strip()
+        self.admin(self.b, third, "admin-token", "revoke", ops_id)
+        for server in (self.b, self.a):
+            wait_for(lambda: self.admin(server, ops, "tenant", "list",
+                                        check=False).returncode == 4,
+                     "the revoked admin token is refused")
+            gone = self.admin(server, ops, "tenant", "list", check=False)
+            self.assertIn("invalid admin token", gone.stderr.decode())
+        self.admin(self.a, third, "key", "create", "acme", "made-by-third")
+
+        time.sleep(max(0.0, brief_until - time.time()) + 1.5)
+        for server in (self.a, self.b):
+            expired = self.admin(server, brief, "tenant", "list", check=False)
+            self.assertEqual(expired.returncode, 4, expired.stderr)
+            self.assertIn("token expired", expired.stderr.decode())
+
+        # The admin log names the admin token by id, never the token.
+        log = self.a.output() + self.b.output()
+        self.assertIn(f'"admin_token_id":"{ops_id}"', log)
+        for secret in (bootstrap, ops, reader, third, brief):
+            self.assertNotIn(secret, log)
+
+
+class AdminTokensDoc(unittest.TestCase):
+    def test_operations_doc_admin_token_commands(self):
+        server = Server().start()
+        try:
+            result = run_operations_doc("### Admin tokens", server)
+            self.assertIn(b"bootstrap refused: exit 4", result.stdout)
+            self.assertIn(b"bootstrap  retired", result.stdout)
+            self.assertRegex(result.stdout.decode(), r"read-only  expires .*  grafana")
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":
