@@ -283,6 +283,19 @@ Outcome RunKeyMinVersion(const Invocation& invocation) {
                    &v1::Admin::Stub::SetMinDecryptionVersion, request, DescribeKey);
 }
 
+Outcome RunKeyRotationPeriod(const Invocation& invocation) {
+  v1::SetRotationPeriodRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  if (invocation.args[2] != "off") {
+    absl::StatusOr<absl::Duration> period = ParseLifetime(invocation.args[2]);
+    if (!period.ok()) return Outcome::Usage(std::string(period.status().message()));
+    SetDuration(*period, *request.mutable_rotation_period());
+  }
+  return CallAdmin(invocation, "set rotation period of " + KeyPath(invocation),
+                   &v1::Admin::Stub::SetRotationPeriod, request, DescribeKey);
+}
+
 Outcome RunKeyTrim(const Invocation& invocation) {
   v1::TrimKeyRequest request;
   request.set_tenant(invocation.args[0]);
@@ -423,6 +436,13 @@ std::vector<Command> AdminCommands() {
        "Versions below N fail to open with FAILED_PRECONDITION; lowering N again\n"
        "restores them.",
        {}, 3, 3, RunKeyMinVersion},
+      {{"admin", "key", "rotation-period"}, "TENANT KEY PERIOD|off",
+       "rotate a key automatically every PERIOD (e.g. 30d, 90d)",
+       "The key is rotated PERIOD after its primary version was made (at once if that\n"
+       "is already past), then every PERIOD. Every replica checks; exactly one rotates.\n"
+       "`off` stops it. The server refuses periods below --min-rotation-period-seconds\n"
+       "(1 hour by default).",
+       {}, 3, 3, RunKeyRotationPeriod},
       {{"admin", "key", "trim"}, "TENANT KEY N [--yes]",
        "delete every version below N for good (irreversible)",
        "Keeps a key's history bounded: versions below N, which must already be below\n"

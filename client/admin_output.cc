@@ -64,6 +64,14 @@ std::string DescribeKey(const v1::Key& key) {
   if (key.min_available_version() > 1) {
     absl::StrAppend(&text, absl::StrFormat("  trimmed below v%d", key.min_available_version()));
   }
+  if (key.has_rotation_period()) {
+    // Whole days as the CLI takes them ("90d"), else Go-style ("1h30m0s").
+    const int64_t seconds = key.rotation_period().seconds();
+    absl::StrAppend(&text, "  rotates every ",
+                    seconds % 86400 == 0 ? absl::StrCat(seconds / 86400, "d")
+                                         : absl::FormatDuration(absl::Seconds(seconds)),
+                    ", next ", FormatUnixTime(key.next_rotation_time().seconds()));
+  }
   text += "\n";
   for (const v1::KeyVersion& version : key.versions()) {
     absl::StrAppend(&text, absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(),

@@ -69,9 +69,11 @@ absl::StatusOr<absl::Duration> ParseLifetime(absl::string_view text) {
     duration = absl::Hours(24 * days);
     parsed = true;
   }
-  if (!parsed || duration <= absl::ZeroDuration()) {
+  if (!parsed || duration < absl::Seconds(1) ||
+      duration != absl::Seconds(absl::ToInt64Seconds(duration))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "\"", text, "\" is not a lifetime: give one such as 90s, 15m, 24h or 30d"));
+        "\"", text,
+        "\" is not a duration in whole seconds: give one such as 90s, 15m, 24h or 30d"));
   }
   return duration;
 }

@@ -19,7 +19,8 @@ absl::Status ParseOperations(absl::string_view list, sealbox::v1::IssueTokenRequ
 // "orders-*,invoices" into `request`; the server checks each pattern.
 void ParseKeyPatterns(absl::string_view list, sealbox::v1::IssueTokenRequest& request);
 
-// A lifetime: "90s", "15m", "24h", "1h30m", or whole days "30d". Positive.
+// A lifetime or period: "90s", "15m", "24h", "1h30m", or whole days "30d". Whole
+// seconds, at least one.
 absl::StatusOr<absl::Duration> ParseLifetime(absl::string_view text);
 void SetDuration(absl::Duration duration, google::protobuf::Duration& out);
 

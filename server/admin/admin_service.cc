@@ -197,6 +197,16 @@ grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
   });
 }
 
+grpc::ServerUnaryReactor* AdminService::SetRotationPeriod(
+    grpc::CallbackServerContext* context, const v1::SetRotationPeriodRequest* request,
+    v1::Key* response) {
+  return Run(context, "SetRotationPeriod", [&](const Principal&) {
+    return Into(keystore_->SetRotationPeriod(request->tenant(), request->key(),
+                                             FromProto(request->rotation_period())),
+                response);
+  });
+}
+
 grpc::ServerUnaryReactor* AdminService::IssueAdminToken(
     grpc::CallbackServerContext* context, const v1::IssueAdminTokenRequest* request,
     v1::IssueTokenResponse* response) {

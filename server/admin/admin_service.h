@@ -25,6 +25,9 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* ListTenants(grpc::CallbackServerContext* context,
                                         const v1::ListTenantsRequest* request,
                                         v1::ListTenantsResponse* response) override;
+  grpc::ServerUnaryReactor* SetRotationPeriod(grpc::CallbackServerContext* context,
+                                              const v1::SetRotationPeriodRequest* request,
+                                              v1::Key* response) override;
   grpc::ServerUnaryReactor* IssueAdminToken(grpc::CallbackServerContext* context,
                                             const v1::IssueAdminTokenRequest* request,
                                             v1::IssueTokenResponse* response) override;

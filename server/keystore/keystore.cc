@@ -867,6 +867,88 @@ absl::StatusOr<KeyInfo> Keystore::RotateKey(const std::string& tenant,
   });
 }
 
+absl::StatusOr<KeyInfo> Keystore::SetRotationPeriod(const std::string& tenant,
+                                                    const std::string& key,
+                                                    absl::Duration period) {
+  const absl::Duration min = state_->options.min_rotation_period;
+  if (period != absl::ZeroDuration() && (period < min || period > absl::Hours(24 * 36525))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a rotation period must be zero (never) or between ", absl::FormatDuration(min),
+        " (--min-rotation-period-seconds) and 100 years"));
+  }
+  const int64_t seconds = absl::ToInt64Seconds(period);
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    if (k.rotation_period_seconds() == seconds) return false;
+    k.set_rotation_period_seconds(seconds);
+    return true;
+  });
+}
+
+namespace {
+
+// When `key`'s next automatic rotation is due, or InfiniteFuture.
+absl::Time RotationDue(const internal::Key& key) {
+  if (key.rotation_period_seconds() <= 0) return absl::InfiniteFuture();
+  for (const internal::KeyVersion& v : key.versions()) {
+    if (v.version() == key.primary_version()) {
+      return absl::FromUnixSeconds(v.create_time_unix() + key.rotation_period_seconds());
+    }
+  }
+  return absl::InfiniteFuture();
+}
+
+}  // namespace
+
+std::vector<std::string> Keystore::RotateDueKeys(absl::Time now) {
+  std::vector<std::pair<std::string, std::string>> due;
+  for (const auto& [tenant_name, tenant] : snapshot()->tenants()) {
+    for (const auto& [key_name, key] : tenant->keys) {
+      if (key->rotation_period > absl::ZeroDuration() &&
+          key->primary_create_time + key->rotation_period <= now) {
+        due.emplace_back(tenant_name, key_name);
+      }
+    }
+  }
+  std::vector<std::string> rotated;
+  for (const auto& [tenant, key] : due) {
+    bool rotated_here = false;
+    absl::StatusOr<KeyInfo> info =
+        UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+          rotated_here = false;
+          // Read in the transaction: another replica may have rotated it already.
+          if (RotationDue(k) > now) return false;
+          auto material = RandomMaterial(k.algorithm());
+          if (!material.ok()) return material.status();
+          AddPrimaryVersion(k, material->span(), /*imported=*/false);
+          rotated_here = true;
+          return true;
+        });
+    if (!info.ok()) {
+      // Retried at the next check; a conflict that outlasted the retries means
+      // another replica is changing this key right now.
+      Log("auto_rotation_failed", absl::IsAborted(info.status()) ? "info" : "warning")
+          .Add("tenant", tenant)
+          .Add("key", key)
+          .Add("detail", info.status().ToString());
+      continue;
+    }
+    if (rotated_here) {
+      Log("key_rotated", "info")
+          .Add("tenant", tenant)
+          .Add("key", key)
+          .Add("version", static_cast<int64_t>(info->primary_version))
+          .Add("reason", "rotation_period");
+      rotated.push_back(absl::StrCat(tenant, "/", key));
+    }
+  }
+  return rotated;
+}
+
+absl::Duration Keystore::RotationCheckInterval() const {
+  return std::clamp(state_->options.min_rotation_period / 10, absl::Milliseconds(100),
+                    absl::Minutes(1));
+}
+
 absl::StatusOr<KeyInfo> Keystore::GetKey(const std::string& tenant,
                                          const std::string& key) const {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;

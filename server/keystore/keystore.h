@@ -40,6 +40,8 @@ struct KeystoreOpenOptions {
   std::function<void(const absl::Status&)> on_failure;
   // Called, from the store's thread, whenever Writable() changes.
   std::function<void(bool writable)> on_writable;
+  // The shortest rotation period SetRotationPeriod accepts.
+  absl::Duration min_rotation_period = absl::Hours(1);
 };
 
 class Keystore {
@@ -130,6 +132,18 @@ class Keystore {
   absl::StatusOr<KeyInfo> ImportKey(const std::string& tenant, const std::string& key,
                                     absl::Span<const uint8_t> material);
   absl::StatusOr<KeyInfo> RotateKey(const std::string& tenant, const std::string& key);
+  // Zero: no automatic rotation. INVALID_ARGUMENT below the options'
+  // min_rotation_period, or negative.
+  absl::StatusOr<KeyInfo> SetRotationPeriod(const std::string& tenant,
+                                            const std::string& key, absl::Duration period);
+  // Rotates every key whose rotation is due at `now`. Each rotation is a transaction
+  // that checks again that it is still due, so replicas doing this at once rotate a
+  // key once: the others' commits conflict, and their retries find it done. Returns
+  // the keys this call rotated ("tenant/key").
+  std::vector<std::string> RotateDueKeys(absl::Time now);
+  // How often a server should call RotateDueKeys: a tenth of the shortest period
+  // allowed, between 100 ms and a minute.
+  absl::Duration RotationCheckInterval() const;
   absl::StatusOr<KeyInfo> GetKey(const std::string& tenant, const std::string& key) const;
   absl::StatusOr<std::vector<KeyInfo>> ListKeys(const std::string& tenant) const;
   // 1 <= version <= the primary version.

@@ -300,6 +300,66 @@ TEST_P(KeystoreTest, AdminTokensLiveInTheKeystore) {
   EXPECT_TRUE(absl::IsInvalidArgument(ks->IssueToken("_admin", "x").status()));
 }
 
+TEST_P(KeystoreTest, RotationPeriodsAreCheckedAndShown) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", absl::Minutes(59)).status()))
+      << "below the minimum (1 hour by default)";
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", -absl::Hours(2)).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->SetRotationPeriod("acme", "nope", absl::Hours(2)).status()));
+  auto key = ks->SetRotationPeriod("acme", "k", absl::Hours(24 * 30));
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->rotation_period, absl::Hours(24 * 30));
+  EXPECT_LE(key->primary_create_time, absl::Now());
+  // Not due for a month.
+  EXPECT_THAT(ks->RotateDueKeys(absl::Now()), SizeIs(0));
+  EXPECT_EQ(ks->GetKey("acme", "k")->primary_version, 1u);
+  EXPECT_EQ(ks->SetRotationPeriod("acme", "k", absl::ZeroDuration())->rotation_period,
+            absl::ZeroDuration());
+  EXPECT_EQ(ks->RotationCheckInterval(), absl::Minutes(1)) << "a tenth of an hour, at most a minute";
+}
+
+// Three replicas of one store checking at once, with a 2 s period: every rotation
+// happens once (no two versions less than a period apart), and none is missed.
+TEST_P(KeystoreTest, ReplicasRotateOncePerPeriod) {
+  std::vector<std::unique_ptr<Keystore>> replicas;
+  for (int i = 0; i < 3; ++i) {
+    auto ks = testing::OpenKeystore(*store_, kek_, /*create=*/true, nullptr, absl::Seconds(1));
+    ASSERT_TRUE(ks.ok()) << ks.status();
+    replicas.push_back(*std::move(ks));
+  }
+  ASSERT_TRUE(replicas[0]->CreateTenant("acme").ok());
+  ASSERT_TRUE(replicas[0]->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(replicas[0]->SetRotationPeriod("acme", "k", absl::Seconds(2)).ok());
+  const absl::Time start = absl::Now();
+  std::atomic<int> rotations{0};
+  std::vector<std::thread> threads;
+  for (auto& replica : replicas) {
+    threads.emplace_back([&, ks = replica.get()] {
+      while (absl::Now() < start + absl::Seconds(7)) {
+        ASSERT_TRUE(ks->Refresh().ok());
+        rotations += static_cast<int>(ks->RotateDueKeys(absl::Now()).size());
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(replicas[0]->Refresh().ok());
+  auto key = replicas[0]->GetKey("acme", "k");
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(static_cast<int>(key->versions.size()), 1 + rotations.load());
+  // Created in whole seconds: each version at least a period after the one before.
+  for (size_t i = 1; i < key->versions.size(); ++i) {
+    EXPECT_GE(key->versions[i].create_time - key->versions[i - 1].create_time,
+              absl::Seconds(2))
+        << "v" << key->versions[i].version;
+  }
+  // 7 s at one rotation per 2 s: 3, or 2 when the key was made late in a second.
+  EXPECT_GE(rotations.load(), 2);
+  EXPECT_LE(rotations.load(), 3);
+}
+
 TEST_P(KeystoreTest, BadTokenRequestsAreRefused) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());

@@ -112,6 +112,10 @@ ABSL_FLAG(int, idle_epoch_seconds, 300,
           "their sealing epoch since the last time give its expanded key back; their "
           "next Seal derives a new epoch (tens of microseconds). Bounds the memory of "
           "warm keys by the keys in use. 0: never.");
+ABSL_FLAG(int64_t, min_rotation_period_seconds, 3600,
+          "The shortest rotation period SetRotationPeriod accepts (a guard against a "
+          "period given in the wrong unit). Replicas check for due rotations every "
+          "tenth of it, between 0.1 s and 60 s.");
 ABSL_FLAG(int, max_streams_per_connection, 100,
           "Calls one client connection may have open at once (HTTP/2 "
           "MAX_CONCURRENT_STREAMS).");
@@ -189,6 +193,8 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
       std::max<int64_t>(0, absl::GetFlag(FLAGS_max_decryption_failures_per_key)));
   config.limits.stream_idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_stream_idle_seconds));
   config.idle_epoch_sweep = absl::Seconds(absl::GetFlag(FLAGS_idle_epoch_seconds));
+  config.min_rotation_period =
+      absl::Seconds(std::max<int64_t>(1, absl::GetFlag(FLAGS_min_rotation_period_seconds)));
   config.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   config.max_connection_idle =
       absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));

@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   SealboxServer* s = server.get();
   open.on_writable = [s](bool) { s->UpdateHealth(); };
   open.on_failure = [s](const absl::Status& status) { s->Fail(status); };
+  open.min_rotation_period = config.min_rotation_period;
   absl::StatusOr<std::unique_ptr<Keystore>> keystore =
       Keystore::Open(*std::move(storage), std::move(open));
   if (!keystore.ok()) return keystore.status();
@@ -148,7 +149,17 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
     server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
   }
+  server->rotator_ = std::thread([s] { s->RotateDueKeys(); });
   return server;
+}
+
+void SealboxServer::RotateDueKeys() {
+  const absl::Duration interval = keystore_->RotationCheckInterval();
+  while (!stopping_.WaitForNotificationWithTimeout(interval)) {
+    // Only with a loaded, writable keystore: a replica cut off from the store leaves
+    // rotation to the others.
+    if (keystore_->Writable().ok()) keystore_->RotateDueKeys(absl::Now());
+  }
 }
 
 void SealboxServer::SweepIdleEpochs() {
@@ -226,6 +237,7 @@ SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
   if (epoch_sweeper_.joinable()) epoch_sweeper_.join();
+  if (rotator_.joinable()) rotator_.join();
   // Its thread calls back into this server: stop it while the server is whole.
   keystore_.reset();
 }

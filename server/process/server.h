@@ -63,6 +63,8 @@ class SealboxServer {
   void Fail(const absl::Status& status);
   // The epoch_sweeper_ thread: DropIdleEpochs every config_.idle_epoch_sweep.
   void SweepIdleEpochs();
+  // The rotator_ thread: Keystore::RotateDueKeys every RotationCheckInterval.
+  void RotateDueKeys();
 
   ServerConfig config_;
   std::unique_ptr<Keystore> keystore_;
@@ -80,6 +82,7 @@ class SealboxServer {
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(health_mu_) = nullptr;
   absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
   std::thread epoch_sweeper_;
+  std::thread rotator_;
 };
 
 }  // namespace sealbox::server

@@ -34,6 +34,8 @@ struct ServerConfig {
   // How often idle keys' sealing epochs are dropped (server/keystore/snapshot.h,
   // DropIdleEpochs): one unused for two periods is gone. Zero: never.
   absl::Duration idle_epoch_sweep = absl::Minutes(5);
+  // The shortest rotation period a key may be given (SetRotationPeriod).
+  absl::Duration min_rotation_period = absl::Hours(1);
   std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
   bool allow_insecure_listen = false;
   std::string metrics_listen;  // host:port for Prometheus; empty: no exporter

@@ -416,3 +416,24 @@ def new_tenant(admin, name, keys=("default",)):
     for key in keys:
         admin.CreateKey(admin_pb2.CreateKeyRequest(tenant=name, key=key))
     return admin.IssueToken(admin_pb2.IssueTokenRequest(tenant=name)).token
+
+
+def run_operations_doc(heading, server):
+    """Runs the first ```sh block under `heading` in docs/OPERATIONS.md as written,
+    with `sealbox` on PATH and the server's admin token in SEALBOX_TOKEN; returns the
+    CompletedProcess, having checked that it succeeded."""
+    with open("docs/OPERATIONS.md") as f:
+        section = f.read().split(heading, 1)[1]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    work = tempfile.mkdtemp(dir=server.home)
+    wrapper = os.path.join(work, "sealbox")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI)))
+    os.chmod(wrapper, 0o755)
+    env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
+               SEALBOX_SERVER=server.address, SEALBOX_TOKEN=server.admin_token)
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                            capture_output=True, timeout=300)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr.decode(errors="replace"))
+    return result

@@ -4,39 +4,14 @@ CLI as a user runs it, and raw gRPC for the stream and batch calls."""
 import datetime
 import json
 import os
-import re
-import shlex
-import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CLI, Server, bearer, stubs, wait_for  # noqa: E402
+from harness import Server, bearer, run_operations_doc, stubs, wait_for  # noqa: E402
 
 EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
-
-
-def run_operations_doc(heading, server):
-    """Runs the first ```sh block under `heading` in docs/OPERATIONS.md as written,
-    with `sealbox` on PATH and the server's admin token in SEALBOX_TOKEN; returns the
-    CompletedProcess, having checked that it succeeded."""
-    with open("docs/OPERATIONS.md") as f:
-        section = f.read().split(heading, 1)[1]
-    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-    work = tempfile.mkdtemp(dir=server.home)
-    wrapper = os.path.join(work, "sealbox")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, CLI)))
-    os.chmod(wrapper, 0o755)
-    env = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
-               SEALBOX_SERVER=server.address, SEALBOX_TOKEN=server.admin_token)
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
-                            capture_output=True, timeout=300)
-    if result.returncode != 0:
-        raise AssertionError(result.stderr.decode(errors="replace"))
-    return result
 
 
 class Tokens(unittest.TestCase):

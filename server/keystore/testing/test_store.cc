@@ -98,11 +98,13 @@ std::unique_ptr<TestStore> NewTestStore(const std::string& backend) {
 std::vector<std::string> AllBackends() { return {"file", "etcd"}; }
 
 absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(
-    TestStore& store, const Kek& kek, bool create, const Kek* previous_kek) {
+    TestStore& store, const Kek& kek, bool create, const Kek* previous_kek,
+    absl::Duration min_rotation_period) {
   auto storage = store.NewStorage(kek, previous_kek);
   if (!storage.ok()) return storage.status();
   KeystoreOpenOptions options;
   options.create = create;
+  options.min_rotation_period = min_rotation_period;
   return Keystore::Open(*std::move(storage), std::move(options));
 }
 

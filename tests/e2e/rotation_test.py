@@ -1,0 +1,88 @@
+"""Automatic key rotation on three sealbox-server processes sharing one keystore (a
+data directory, or etcd under the etcd tier): with a 2 s rotation period, the key is
+rotated once per period, never twice, whichever replica gets there first."""
+import json
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Server, run_operations_doc, wait_for  # noqa: E402
+
+PERIOD = 2  # seconds
+
+
+def key_version(ciphertext):
+    """The key version in a unary ciphertext's header (docs/FORMAT.md)."""
+    assert ciphertext[0] == 0x01, ciphertext[:1]
+    return int.from_bytes(ciphertext[1:5], "big")
+
+
+class AutomaticRotation(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        kek = os.urandom(32)
+        args = ["--min-rotation-period-seconds", str(PERIOD)]
+        first = Server(kek=kek, extra_args=args).start()
+        cls.replicas = [first] + [
+            Server(data_dir=first.data_dir, kek=kek, admin_token=first.admin_token,
+                   etcd=first.etcd, prefix=first.prefix, extra_args=args).start()
+            for _ in range(2)]
+        cls.token = first.new_tenant("acme", key="rotating")
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in cls.replicas:
+            server.stop()
+
+    def key(self, server):
+        return json.loads(server.admin("--json", "key", "get", "acme", "rotating").stdout)
+
+    def test_three_replicas_rotate_once_per_period(self):
+        a = self.replicas[0]
+        # Refused below the server's minimum, and shown once set.
+        low = a.admin("key", "rotation-period", "acme", "rotating", "1s", check=False)
+        self.assertEqual(low.returncode, 1, low.stderr)
+        self.assertIn("--min-rotation-period", low.stderr.decode())
+        shown = a.admin("key", "rotation-period", "acme", "rotating", f"{PERIOD}s")
+        self.assertIn(f"rotates every {PERIOD}s, next ", shown.stdout.decode())
+        start = time.time()
+        time.sleep(4 * PERIOD + 1.5)
+        # Stop rotating, then let every replica catch up with the last rotation.
+        a.admin("key", "rotation-period", "acme", "rotating", "off")
+        elapsed = time.time() - start
+        final = self.key(a)
+        last = final["primary_version"]
+        for server in self.replicas:
+            wait_for(lambda: self.key(server)["primary_version"] == last,
+                     "every replica has every rotation")
+        versions = final["versions"]
+        created = [time.mktime(time.strptime(v["create_time"], "%Y-%m-%dT%H:%M:%SZ"))
+                   for v in versions]
+        gaps = [b - c for c, b in zip(created, created[1:])]
+        # Exactly one rotation per period: never two within a period of each other...
+        self.assertTrue(all(gap >= PERIOD for gap in gaps), gaps)
+        # ...and none missed (each lands within a check interval, 0.1 s, plus the
+        # whole-second rounding of creation times).
+        self.assertTrue(all(gap <= PERIOD + 1 for gap in gaps), gaps)
+        self.assertGreaterEqual(len(versions) - 1, int(elapsed // PERIOD) - 1)
+        self.assertLessEqual(len(versions) - 1, int(elapsed // PERIOD) + 1)
+        # Each replica seals under the newest version; all of them rotated some.
+        for server in self.replicas:
+            sealed = server.cli("seal", "--key", "rotating", token=self.token, input=b"x")
+            self.assertEqual(key_version(sealed.stdout), last)
+        rotated_by = [server.output().count('"event":"key_rotated"') for server in self.replicas]
+        self.assertEqual(sum(rotated_by), len(versions) - 1, rotated_by)
+        self.assertNotIn("next ", a.admin("key", "get", "acme", "rotating").stdout.decode())
+
+    def test_operations_doc_rotation_commands(self):
+        a = self.replicas[0]
+        a.admin("key", "create", "acme", "default")
+        result = run_operations_doc("### Rotating on a schedule", a)
+        self.assertIn(b"rotates every 90d, next ", result.stdout)
+        self.assertNotIn(b"rotates every", a.admin("key", "get", "acme", "default").stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
