@@ -437,3 +437,20 @@ def run_operations_doc(heading, server):
     if result.returncode != 0:
         raise AssertionError(result.stderr.decode(errors="replace"))
     return result
+
+
+def start_replicas(count, extra_args=()):
+    """`count` servers sharing one keystore (a data directory, or a prefix of etcd),
+    one KEK and one bootstrap admin token, as replicas do; started."""
+    kek = os.urandom(32)
+    first = Server(kek=kek, extra_args=extra_args).start()
+    return [first] + [
+        Server(data_dir=first.data_dir, kek=kek, admin_token=first.admin_token,
+               etcd=first.etcd, prefix=first.prefix, extra_args=extra_args).start()
+        for _ in range(count - 1)]
+
+
+def unary_key_version(ciphertext):
+    """The key version in a unary ciphertext's header (docs/FORMAT.md)."""
+    assert ciphertext[0] == 0x01, ciphertext[:1]
+    return int.from_bytes(ciphertext[1:5], "big")

@@ -12,13 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The servers poll the keystore file every second; wait_for's 20 s allow for a slow
 # machine (and QEMU).
-from harness import Server, wait_for  # noqa: E402
-
-
-def key_version(ciphertext):
-    """The key version in a unary ciphertext's header (docs/FORMAT.md)."""
-    assert ciphertext[0] == 0x01, ciphertext[:1]
-    return int.from_bytes(ciphertext[1:5], "big")
+from harness import Server, unary_key_version, wait_for  # noqa: E402
 
 
 class SharedKeystore(unittest.TestCase):
@@ -50,7 +44,7 @@ class SharedKeystore(unittest.TestCase):
     def seal_version(self, server, key):
         """The key version a fresh seal through `server` uses; None if it cannot seal."""
         sealed = server.cli("seal", "--key", key, token=self.token, input=b"x", check=False)
-        return key_version(sealed.stdout) if sealed.returncode == 0 else None
+        return unary_key_version(sealed.stdout) if sealed.returncode == 0 else None
 
     def test_concurrent_admin_changes_through_both_are_all_kept(self):
         # 24 new tenants and 16 rotations of one key, half through each replica, 8 at a
@@ -78,7 +72,7 @@ class SharedKeystore(unittest.TestCase):
     def test_rotation_through_one_is_used_by_the_other(self):
         self.a.admin("key", "create", "shared", "rotating")
         before = self.a.cli("seal", "--key", "rotating", token=self.token, input=b"v1").stdout
-        self.assertEqual(key_version(before), 1)
+        self.assertEqual(unary_key_version(before), 1)
         wait_for(lambda: self.seal_version(self.b, "rotating") == 1,
                  "replica b seals under the new key's version 1")
         self.a.admin("key", "rotate", "shared", "rotating")
@@ -134,7 +128,7 @@ class SecretMountedKeystore(unittest.TestCase):
 
         def reader_seals_under_v2():
             out = reader.cli("seal", "--key", "default", token=token, input=b"x").stdout
-            return key_version(out) == 2
+            return unary_key_version(out) == 2
         wait_for(reader_seals_under_v2, "the reader serves the rotated key from the new Secret")
         self.assertIn('"event":"keystore_reloaded"', reader.output())
 

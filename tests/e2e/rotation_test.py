@@ -8,28 +8,17 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, run_operations_doc, wait_for  # noqa: E402
+from harness import (run_operations_doc, start_replicas, unary_key_version,  # noqa: E402
+                     wait_for)
 
 PERIOD = 2  # seconds
-
-
-def key_version(ciphertext):
-    """The key version in a unary ciphertext's header (docs/FORMAT.md)."""
-    assert ciphertext[0] == 0x01, ciphertext[:1]
-    return int.from_bytes(ciphertext[1:5], "big")
 
 
 class AutomaticRotation(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        kek = os.urandom(32)
-        args = ["--min-rotation-period-seconds", str(PERIOD)]
-        first = Server(kek=kek, extra_args=args).start()
-        cls.replicas = [first] + [
-            Server(data_dir=first.data_dir, kek=kek, admin_token=first.admin_token,
-                   etcd=first.etcd, prefix=first.prefix, extra_args=args).start()
-            for _ in range(2)]
-        cls.token = first.new_tenant("acme", key="rotating")
+        cls.replicas = start_replicas(3, ["--min-rotation-period-seconds", str(PERIOD)])
+        cls.token = cls.replicas[0].new_tenant("acme", key="rotating")
 
     @classmethod
     def tearDownClass(cls):
@@ -71,7 +60,7 @@ class AutomaticRotation(unittest.TestCase):
         # Each replica seals under the newest version; all of them rotated some.
         for server in self.replicas:
             sealed = server.cli("seal", "--key", "rotating", token=self.token, input=b"x")
-            self.assertEqual(key_version(sealed.stdout), last)
+            self.assertEqual(unary_key_version(sealed.stdout), last)
         rotated_by = [server.output().count('"event":"key_rotated"') for server in self.replicas]
         self.assertEqual(sum(rotated_by), len(versions) - 1, rotated_by)
         self.assertNotIn("next ", a.admin("key", "get", "acme", "rotating").stdout.decode())

@@ -9,7 +9,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, bearer, run_operations_doc, stubs, wait_for  # noqa: E402
+from harness import (Server, bearer, run_operations_doc, start_replicas, stubs,  # noqa: E402
+                     wait_for)
 
 EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
 
@@ -17,10 +18,7 @@ EXIT_AUTH = 4  # the CLI's exit code for UNAUTHENTICATED and PERMISSION_DENIED
 class Tokens(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        kek = os.urandom(32)
-        cls.a = Server(kek=kek).start()
-        cls.b = Server(data_dir=cls.a.data_dir, kek=kek, admin_token=cls.a.admin_token,
-                       etcd=cls.a.etcd, prefix=cls.a.prefix).start()
+        cls.a, cls.b = start_replicas(2)
         cls.full = cls.a.new_tenant("acme", key="orders-1")
         for key in ("orders-2", "payments"):
             cls.a.admin("key", "create", "acme", key)
@@ -173,10 +171,7 @@ class AdminTokens(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        kek = os.urandom(32)
-        cls.a = Server(kek=kek).start()
-        cls.b = Server(data_dir=cls.a.data_dir, kek=kek, admin_token=cls.a.admin_token,
-                       etcd=cls.a.etcd, prefix=cls.a.prefix).start()
+        cls.a, cls.b = start_replicas(2)
         cls.tenant_token = cls.a.new_tenant("acme")
 
     @classmethod
