@@ -102,7 +102,9 @@ class Keystore {
   // A token with every permission that never expires.
   absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
                                          const std::string& description) {
-    return IssueToken(tenant, TokenRequest{description});
+    TokenRequest request;
+    request.description = description;
+    return IssueToken(tenant, request);
   }
   // A successor to token `token_id`: its tenant, description and scope, for `ttl`
   // (zero: the lifetime it was issued for), never past its max_expire_time.

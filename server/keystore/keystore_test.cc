@@ -270,7 +270,7 @@ TEST_P(KeystoreTest, AdminTokensLiveInTheKeystore) {
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_TRUE(absl::IsFailedPrecondition(ks->RetireBootstrapAdminToken(bootstrap)))
       << "a read-only token cannot take over";
-  auto ops = ks->IssueAdminToken({"ops"}, /*read_only=*/false);
+  auto ops = ks->IssueAdminToken({"ops", {}, {}, {}}, /*read_only=*/false);
   ASSERT_TRUE(ops.ok()) << ops.status();
 
   auto grant = ks->snapshot()->TokenFor(ops->token);
