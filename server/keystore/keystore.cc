@@ -45,6 +45,23 @@ absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
 
 int64_t NowUnix() { return absl::ToUnixSeconds(absl::Now()); }
 
+absl::Status CheckDescription(const std::string& description) {
+  if (description.size() <= kMaxDescriptionBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("token description must be at most ", kMaxDescriptionBytes, " bytes"));
+}
+
+// What every new token (tenant or admin) takes from its request: the description,
+// the creation time `now`, and the expiry in whole seconds, at least one.
+void StartToken(const TokenRequest& request, int64_t now, internal::Token& stored) {
+  stored.set_description(request.description);
+  stored.set_create_time_unix(now);
+  if (request.ttl != absl::ZeroDuration()) {
+    stored.set_ttl_seconds(std::max<int64_t>(1, absl::ToInt64Seconds(request.ttl)));
+    stored.set_expire_time_unix(now + stored.ttl_seconds());
+  }
+}
+
 // A token lifetime: zero (none) up to a century, so that now + it fits.
 absl::Status CheckLifetime(absl::Duration lifetime, const char* field) {
   if (lifetime >= absl::ZeroDuration() && lifetime <= absl::Hours(24 * 36525)) {
@@ -563,10 +580,7 @@ absl::StatusOr<std::vector<TenantInfo>> Keystore::ListTenants() const {
 absl::StatusOr<IssuedToken> Keystore::IssueToken(const std::string& tenant,
                                                  const TokenRequest& request) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
-  if (request.description.size() > kMaxDescriptionBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("token description must be at most ",
-                                                   kMaxDescriptionBytes, " bytes"));
-  }
+  if (absl::Status s = CheckDescription(request.description); !s.ok()) return s;
   if (absl::StatusOr<TokenAccess> access = TokenAccess::Create(request.scope); !access.ok()) {
     return access.status();
   }
@@ -580,17 +594,11 @@ absl::StatusOr<IssuedToken> Keystore::IssueToken(const std::string& tenant,
   }
   return StoreNewToken(tenant, [&](Transaction&, internal::Token& stored) {
     const int64_t now = NowUnix();
-    stored.set_description(request.description);
-    stored.set_create_time_unix(now);
+    StartToken(request, now, stored);
     for (Operation operation : request.scope.operations) {
       stored.add_operations(static_cast<internal::Operation>(operation));
     }
     for (const std::string& pattern : request.scope.keys) stored.add_key_patterns(pattern);
-    if (request.ttl != absl::ZeroDuration()) {
-      // Whole seconds, at least one.
-      stored.set_ttl_seconds(std::max<int64_t>(1, absl::ToInt64Seconds(request.ttl)));
-      stored.set_expire_time_unix(now + stored.ttl_seconds());
-    }
     if (request.max_ttl != absl::ZeroDuration()) {
       stored.set_max_expire_time_unix(now + absl::ToInt64Seconds(request.max_ttl));
     }
@@ -692,10 +700,7 @@ absl::Status Keystore::DeleteToken(const std::string& tenant, const std::string&
 
 absl::StatusOr<IssuedToken> Keystore::IssueAdminToken(const TokenRequest& request,
                                                       bool read_only) {
-  if (request.description.size() > kMaxDescriptionBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("token description must be at most ",
-                                                   kMaxDescriptionBytes, " bytes"));
-  }
+  if (absl::Status s = CheckDescription(request.description); !s.ok()) return s;
   if (absl::Status s = CheckLifetime(request.ttl, "ttl"); !s.ok()) return s;
   // The reserved tenant is made with the first admin token, in a commit of its own
   // (the etcd backend clears a new tenant's children in the commit that makes it).
@@ -707,19 +712,11 @@ absl::StatusOr<IssuedToken> Keystore::IssueAdminToken(const TokenRequest& reques
     return absl::OkStatus();
   });
   if (!made.ok()) return made;
-  return StoreNewToken(tenant,
-                       [&](Transaction&, internal::Token& stored) {
-                         const int64_t now = NowUnix();
-                         stored.set_description(request.description);
-                         stored.set_create_time_unix(now);
-                         stored.set_read_only(read_only);
-                         if (request.ttl != absl::ZeroDuration()) {
-                           stored.set_ttl_seconds(
-                               std::max<int64_t>(1, absl::ToInt64Seconds(request.ttl)));
-                           stored.set_expire_time_unix(now + stored.ttl_seconds());
-                         }
-                         return absl::OkStatus();
-                       });
+  return StoreNewToken(tenant, [&](Transaction&, internal::Token& stored) {
+    StartToken(request, NowUnix(), stored);
+    stored.set_read_only(read_only);
+    return absl::OkStatus();
+  });
 }
 
 absl::Status Keystore::RevokeAdminToken(const std::string& token_id) {
