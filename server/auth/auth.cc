@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "server/keystore/names.h"
+#include "server/keystore/tokens.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -109,6 +110,11 @@ absl::StatusOr<Principal> Authenticator::Admin(
   return std::move(verdict.principal);
 }
 
+bool Authenticator::IsAdminToken(const std::string& sha256) const {
+  return admin_token_sha256_.has_value() && sha256.size() == 32 &&
+         CRYPTO_memcmp(sha256.data(), admin_token_sha256_->data(), 32) == 0;
+}
+
 std::string Authenticator::BootstrapAdminSha256() const {
   if (!admin_token_sha256_.has_value()) return "";
   return std::string(reinterpret_cast<const char*>(admin_token_sha256_->data()), 32);
@@ -132,12 +138,14 @@ Authenticator::Verdict Authenticator::CheckTenant(
     const grpc::ServerContextBase& context,
     std::shared_ptr<const Snapshot>& snapshot) const {
   if (std::optional<std::string> token = BearerToken(context)) {
-    absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenFor(*token);
+    // Hashed once: the lookups and the comparison with the admin token share it.
+    const std::string digest = TokenSha256(*token);
+    absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenForSha256(digest);
     // Issued a moment ago through another replica? Look once more, caught up.
     if (!grant.ok() && catch_up_ != nullptr) {
       if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
         snapshot = std::move(fresher);
-        grant = snapshot->TokenFor(*token);
+        grant = snapshot->TokenForSha256(digest);
       }
     }
     if (grant.ok() && (*grant)->tenant == kAdminTokensTenant && !(*grant)->retired) {
@@ -150,13 +158,10 @@ Authenticator::Verdict Authenticator::CheckTenant(
       std::string tenant = (*grant)->tenant;
       return {absl::OkStatus(), "", Principal{std::move(tenant), *std::move(grant)}};
     }
-    if (admin_token_sha256_.has_value()) {
-      std::array<uint8_t, 32> digest = Sha256(*token);
-      if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
-        return {absl::PermissionDeniedError(
-                    "the admin token cannot use the data plane; use a tenant token"),
-                "wrong_plane"};
-      }
+    if (IsAdminToken(digest)) {
+      return {absl::PermissionDeniedError(
+                  "the admin token cannot use the data plane; use a tenant token"),
+              "wrong_plane"};
     }
     return {absl::UnauthenticatedError("invalid or revoked token"), "invalid"};
   }
@@ -180,21 +185,20 @@ Authenticator::Verdict Authenticator::CheckAdmin(
                 "missing credentials: send 'authorization: Bearer <admin token>'"),
             "missing"};
   }
-  absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenFor(*token);
-  if (admin_token_sha256_.has_value()) {
-    std::array<uint8_t, 32> digest = Sha256(*token);
-    if (CRYPTO_memcmp(digest.data(), admin_token_sha256_->data(), 32) == 0) {
-      if (grant.ok() && (*grant)->retired) {
-        return {absl::UnauthenticatedError("this admin token was retired"), "invalid"};
-      }
-      return {absl::OkStatus(), "", Principal{std::string(kAdminTokensTenant), nullptr}};
+  // Hashed once: the lookups and the comparison with the bootstrap token share it.
+  const std::string digest = TokenSha256(*token);
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenForSha256(digest);
+  if (IsAdminToken(digest)) {
+    if (grant.ok() && (*grant)->retired) {
+      return {absl::UnauthenticatedError("this admin token was retired"), "invalid"};
     }
+    return {absl::OkStatus(), "", Principal{std::string(kAdminTokensTenant), nullptr}};
   }
   // Issued a moment ago through another replica? Look once more, caught up.
   if (!grant.ok() && catch_up_ != nullptr) {
     if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
       snapshot = std::move(fresher);
-      grant = snapshot->TokenFor(*token);
+      grant = snapshot->TokenForSha256(digest);
     }
   }
   if (grant.ok() && !(*grant)->retired) {

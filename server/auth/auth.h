@@ -75,6 +75,8 @@ class Authenticator {
     const char* reason;
     Principal principal;  // when OK on the data plane
   };
+  // Whether a token's SHA-256 is the bootstrap admin token's (in constant time).
+  bool IsAdminToken(const std::string& sha256) const;
   Verdict CheckTenant(const grpc::ServerContextBase& context,
                       std::shared_ptr<const Snapshot>& snapshot) const;
   Verdict CheckAdmin(const grpc::ServerContextBase& context,
