@@ -8,7 +8,6 @@
 #include "absl/time/time.h"
 
 namespace sealbox::server {
-namespace {
 
 void AppendJsonString(absl::string_view text, std::string& out) {
   out += '"';
@@ -29,8 +28,6 @@ void AppendJsonString(absl::string_view text, std::string& out) {
   }
   out += '"';
 }
-
-}  // namespace
 
 Log::Log(absl::string_view event, absl::string_view level) {
   line_ = "{\"ts\":";

@@ -13,6 +13,9 @@
 
 namespace sealbox::server {
 
+// Appends `text` as a JSON string, quoted and escaped.
+void AppendJsonString(absl::string_view text, std::string& out);
+
 class Log {
  public:
   explicit Log(absl::string_view event, absl::string_view level = "info");

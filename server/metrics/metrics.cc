@@ -84,6 +84,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   stream_idle_timeouts_ = &CounterFamily(
       r, "sealbox_stream_idle_timeouts_total",
       "Streams ended for receiving nothing for --stream-idle-seconds.").Add({});
+  audit_written_ = &CounterFamily(r, "sealbox_audit_lines_written_total",
+                                  "Audit lines written (--audit).").Add({});
+  auto& audit_dropped = CounterFamily(
+      r, "sealbox_audit_lines_dropped_total",
+      "Audit lines lost rather than let requests wait, by reason: queue_full (the "
+      "writer fell behind) or write_failed (a full disk, say).");
+  audit_dropped_ = {&audit_dropped.Add({{"reason", "queue_full"}}),
+                    &audit_dropped.Add({{"reason", "write_failed"}})};
   auto& secret_memory =
       prometheus::BuildGauge()
           .Name("sealbox_secret_memory_bytes")
@@ -101,6 +109,10 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::CountAuditLinesDropped(absl::string_view reason, uint64_t n) {
+  audit_dropped_[reason == "queue_full" ? 0 : 1]->Increment(static_cast<double>(n));
+}
 
 void Metrics::CountAuthFailure(absl::string_view plane, absl::string_view reason) {
   int r = 1;

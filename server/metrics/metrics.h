@@ -64,6 +64,13 @@ class Metrics {
   void CountDecryptionRefused() { decryption_refused_->Increment(); }
   // A stream ended by --stream-idle-seconds.
   void CountStreamIdleTimeout() { stream_idle_timeouts_->Increment(); }
+  // Audit lines (server/audit/audit_log.h): written, and dropped rather than let a
+  // request wait, because the writer fell behind ("queue_full") or the write failed
+  // ("write_failed": a full disk, say).
+  void CountAuditLinesWritten(uint64_t n) {
+    audit_written_->Increment(static_cast<double>(n));
+  }
+  void CountAuditLinesDropped(absl::string_view reason, uint64_t n);
   void StreamStarted() { active_streams_->Increment(); }
   void StreamEnded() { active_streams_->Decrement(); }
 
@@ -99,6 +106,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* key_failures_;
   prometheus::Counter* decryption_refused_;
   prometheus::Counter* stream_idle_timeouts_;
+  prometheus::Counter* audit_written_;
+  std::array<prometheus::Counter*, 2> audit_dropped_;  // queue_full, write_failed
   std::array<prometheus::Gauge*, 2> secret_memory_;  // locked="true", "false"
   prometheus::Gauge* active_streams_;
 
