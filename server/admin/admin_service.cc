@@ -1,8 +1,12 @@
 #include "server/admin/admin_service.h"
 
+#include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "server/audit/audit_call.h"
 #include "server/admin/admin_protos.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -26,12 +30,47 @@ bool OnlyReads(absl::string_view method) {
   return false;
 }
 
+// What an admin request acts on, for its audit record: the fields every request
+// names alike ("tenant", or "name" for a tenant's own calls; "key"; "version";
+// "token_id"), read through reflection so that a new method needs nothing here.
+// Never a field that could hold a secret (ImportKey's material, a token).
+void AuditTarget(const google::protobuf::Message& request, absl::string_view method,
+                 AuditRecord& record) {
+  const google::protobuf::Descriptor* descriptor = request.GetDescriptor();
+  const google::protobuf::Reflection* reflection = request.GetReflection();
+  auto text = [&](const char* name) -> std::string {
+    const google::protobuf::FieldDescriptor* field = descriptor->FindFieldByName(name);
+    if (field == nullptr || field->is_repeated() ||
+        field->type() != google::protobuf::FieldDescriptor::TYPE_STRING) {
+      return "";
+    }
+    return reflection->GetString(request, field);
+  };
+  record.tenant = absl::EndsWith(method, "Tenant") ? text("name") : text("tenant");
+  record.key = text("key");
+  record.target_token_id = text("token_id");
+  if (const google::protobuf::FieldDescriptor* version = descriptor->FindFieldByName("version");
+      version != nullptr && !version->is_repeated() &&
+      version->type() == google::protobuf::FieldDescriptor::TYPE_UINT32) {
+    record.key_version = reflection->GetUInt32(request, version);
+  }
+  record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
+}
+
 }  // namespace
 
 template <typename Operation>
 grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context,
-                                            const char* method, Operation operation) {
+                                            const char* method,
+                                            const google::protobuf::Message& request,
+                                            const google::protobuf::Message& response,
+                                            Operation operation) {
   const absl::Time started = absl::Now();
+  std::optional<AuditRecord> record;
+  if (audit_ != nullptr) {
+    record = StartAuditRecord(*audit_, *context, "sealbox.v1.Admin", method);
+    AuditTarget(request, method, *record);
+  }
   absl::StatusOr<Principal> caller = authenticator_->Admin(*context, keystore_->snapshot());
   absl::Status status = caller.status();
   if (status.ok() && caller->grant != nullptr && caller->grant->read_only &&
@@ -51,6 +90,14 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
       .Add("admin_token_id", caller.ok() ? caller->token_id() : "")
       .Add("code", absl::StatusCodeToString(status.code()))
       .Add("peer", context->peer());
+  if (record.has_value()) {
+    record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+    if (caller.ok()) {
+      record->credential = "admin_token";
+      record->token_id = caller->token_id();
+    }
+    FinishAuditRecord(*audit_, *std::move(record), status.code());
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
@@ -59,19 +106,19 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* AdminService::CreateTenant(
     grpc::CallbackServerContext* context, const v1::CreateTenantRequest* request,
     v1::Tenant* response) {
-  return Run(context, "CreateTenant", [&](const Principal&) { return Into(keystore_->CreateTenant(request->name()), response); });
+  return Run(context, "CreateTenant", *request, *response, [&](const Principal&) { return Into(keystore_->CreateTenant(request->name()), response); });
 }
 
 grpc::ServerUnaryReactor* AdminService::DeleteTenant(
     grpc::CallbackServerContext* context, const v1::DeleteTenantRequest* request,
-    v1::DeleteTenantResponse*) {
-  return Run(context, "DeleteTenant", [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
+    v1::DeleteTenantResponse* response) {
+  return Run(context, "DeleteTenant", *request, *response, [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
 }
 
 grpc::ServerUnaryReactor* AdminService::ListTenants(
-    grpc::CallbackServerContext* context, const v1::ListTenantsRequest*,
+    grpc::CallbackServerContext* context, const v1::ListTenantsRequest* request,
     v1::ListTenantsResponse* response) {
-  return Run(context, "ListTenants", [&](const Principal&) -> absl::Status {
+  return Run(context, "ListTenants", *request, *response, [&](const Principal&) -> absl::Status {
     absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->ListTenants();
     if (!tenants.ok()) return tenants.status();
     for (const TenantInfo& tenant : *tenants) *response->add_tenants() = ToProto(tenant);
@@ -82,7 +129,7 @@ grpc::ServerUnaryReactor* AdminService::ListTenants(
 grpc::ServerUnaryReactor* AdminService::IssueToken(
     grpc::CallbackServerContext* context, const v1::IssueTokenRequest* request,
     v1::IssueTokenResponse* response) {
-  return Run(context, "IssueToken", [&](const Principal&) {
+  return Run(context, "IssueToken", *request, *response, [&](const Principal&) {
     return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)),
                 response);
   });
@@ -90,8 +137,8 @@ grpc::ServerUnaryReactor* AdminService::IssueToken(
 
 grpc::ServerUnaryReactor* AdminService::RevokeToken(
     grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
-    v1::RevokeTokenResponse*) {
-  return Run(context, "RevokeToken", [&](const Principal&) {
+    v1::RevokeTokenResponse* response) {
+  return Run(context, "RevokeToken", *request, *response, [&](const Principal&) {
     return keystore_->RevokeToken(request->tenant(), request->token_id());
   });
 }
@@ -99,7 +146,7 @@ grpc::ServerUnaryReactor* AdminService::RevokeToken(
 grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* context,
                                                   const v1::CreateKeyRequest* request,
                                                   v1::Key* response) {
-  return Run(context, "CreateKey", [&](const Principal&) {
+  return Run(context, "CreateKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->CreateKey(request->tenant(), request->key(),
                                      FromProto(request->algorithm())),
                 response);
@@ -109,7 +156,7 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* context,
                                                   const v1::ImportKeyRequest* request,
                                                   v1::Key* response) {
-  return Run(context, "ImportKey", [&](const Principal&) {
+  return Run(context, "ImportKey", *request, *response, [&](const Principal&) {
     const std::string& material = request->material();
     return Into(keystore_->ImportKey(
                     request->tenant(), request->key(),
@@ -123,7 +170,7 @@ grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* context,
                                                   const v1::KeyRef* request,
                                                   v1::Key* response) {
-  return Run(context, "RotateKey", [&](const Principal&) {
+  return Run(context, "RotateKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->RotateKey(request->tenant(), request->key()), response);
   });
 }
@@ -131,7 +178,7 @@ grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* context,
                                                const v1::KeyRef* request,
                                                v1::Key* response) {
-  return Run(context, "GetKey", [&](const Principal&) {
+  return Run(context, "GetKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->GetKey(request->tenant(), request->key()), response);
   });
 }
@@ -139,7 +186,7 @@ grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* context,
                                                  const v1::ListKeysRequest* request,
                                                  v1::ListKeysResponse* response) {
-  return Run(context, "ListKeys", [&](const Principal&) -> absl::Status {
+  return Run(context, "ListKeys", *request, *response, [&](const Principal&) -> absl::Status {
     absl::StatusOr<std::vector<KeyInfo>> keys = keystore_->ListKeys(request->tenant());
     if (!keys.ok()) return keys.status();
     for (const KeyInfo& key : *keys) *response->add_keys() = ToProto(key);
@@ -150,7 +197,7 @@ grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
     grpc::CallbackServerContext* context,
     const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) {
-  return Run(context, "SetMinDecryptionVersion", [&](const Principal&) {
+  return Run(context, "SetMinDecryptionVersion", *request, *response, [&](const Principal&) {
     return Into(keystore_->SetMinDecryptionVersion(request->tenant(), request->key(),
                                                    request->min_decryption_version()),
                 response);
@@ -160,7 +207,7 @@ grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
 grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "DisableKeyVersion", [&](const Principal&) {
+  return Run(context, "DisableKeyVersion", *request, *response, [&](const Principal&) {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
                                            request->version(), VersionState::kDisabled),
                 response);
@@ -170,7 +217,7 @@ grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
 grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "EnableKeyVersion", [&](const Principal&) {
+  return Run(context, "EnableKeyVersion", *request, *response, [&](const Principal&) {
     return Into(keystore_->SetVersionState(request->tenant(), request->key(),
                                            request->version(), VersionState::kEnabled),
                 response);
@@ -180,7 +227,7 @@ grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
 grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* context,
                                                 const v1::TrimKeyRequest* request,
                                                 v1::Key* response) {
-  return Run(context, "TrimKey", [&](const Principal&) {
+  return Run(context, "TrimKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->TrimKey(request->tenant(), request->key(),
                                    request->min_available_version()),
                 response);
@@ -190,7 +237,7 @@ grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
     grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
     v1::Key* response) {
-  return Run(context, "DestroyKeyVersion", [&](const Principal&) {
+  return Run(context, "DestroyKeyVersion", *request, *response, [&](const Principal&) {
     return Into(keystore_->DestroyVersion(request->tenant(), request->key(),
                                           request->version()),
                 response);
@@ -200,7 +247,7 @@ grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
 grpc::ServerUnaryReactor* AdminService::SetRotationPeriod(
     grpc::CallbackServerContext* context, const v1::SetRotationPeriodRequest* request,
     v1::Key* response) {
-  return Run(context, "SetRotationPeriod", [&](const Principal&) {
+  return Run(context, "SetRotationPeriod", *request, *response, [&](const Principal&) {
     return Into(keystore_->SetRotationPeriod(request->tenant(), request->key(),
                                              FromProto(request->rotation_period())),
                 response);
@@ -210,7 +257,7 @@ grpc::ServerUnaryReactor* AdminService::SetRotationPeriod(
 grpc::ServerUnaryReactor* AdminService::IssueAdminToken(
     grpc::CallbackServerContext* context, const v1::IssueAdminTokenRequest* request,
     v1::IssueTokenResponse* response) {
-  return Run(context, "IssueAdminToken", [&](const Principal&) {
+  return Run(context, "IssueAdminToken", *request, *response, [&](const Principal&) {
     TokenRequest token{request->description(), {}, FromProto(request->ttl()), {}};
     return Into(keystore_->IssueAdminToken(token, request->read_only()), response);
   });
@@ -218,8 +265,8 @@ grpc::ServerUnaryReactor* AdminService::IssueAdminToken(
 
 grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(
     grpc::CallbackServerContext* context, const v1::RevokeAdminTokenRequest* request,
-    v1::RevokeTokenResponse*) {
-  return Run(context, "RevokeAdminToken", [&](const Principal&) {
+    v1::RevokeTokenResponse* response) {
+  return Run(context, "RevokeAdminToken", *request, *response, [&](const Principal&) {
     if (request->token_id() != "bootstrap") {
       return keystore_->RevokeAdminToken(request->token_id());
     }
@@ -233,9 +280,9 @@ grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(
 }
 
 grpc::ServerUnaryReactor* AdminService::ListAdminTokens(
-    grpc::CallbackServerContext* context, const v1::ListAdminTokensRequest*,
+    grpc::CallbackServerContext* context, const v1::ListAdminTokensRequest* request,
     v1::ListAdminTokensResponse* response) {
-  return Run(context, "ListAdminTokens", [&](const Principal&) {
+  return Run(context, "ListAdminTokens", *request, *response, [&](const Principal&) {
     *response = ToProto(keystore_->ListAdminTokens());
     const std::string sha256 = authenticator_->BootstrapAdminSha256();
     if (!sha256.empty()) {

@@ -4,6 +4,7 @@
 #define SEALBOX_SERVER_ADMIN_ADMIN_SERVICE_H_
 
 #include "sealbox/v1/admin.grpc.pb.h"
+#include "server/audit/audit_log.h"
 #include "server/auth/auth.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
@@ -12,9 +13,12 @@ namespace sealbox::server {
 
 class AdminService final : public v1::Admin::CallbackService {
  public:
+  // `audit`: where each call's audit record goes; null when admin calls are not
+  // audited.
   AdminService(Keystore* keystore, const Authenticator* authenticator,
-               Metrics* metrics)
-      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics) {}
+               Metrics* metrics, AuditLog* audit)
+      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics),
+        audit_(audit) {}
 
   grpc::ServerUnaryReactor* CreateTenant(grpc::CallbackServerContext* context,
                                          const v1::CreateTenantRequest* request,
@@ -74,16 +78,20 @@ class AdminService final : public v1::Admin::CallbackService {
                                               v1::Key* response) override;
 
  private:
-  // Runs `operation` if the caller holds the admin token, and finishes the call.
   // Authenticates the caller (a read-only admin token only for methods that change
-  // nothing), runs `operation(caller)`, counts and logs the call.
+  // nothing), runs `operation(caller)` to fill `response`, counts, logs and audits
+  // the call, and finishes it.
   template <typename Operation>
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
-                                const char* method, Operation operation);
+                                const char* method,
+                                const google::protobuf::Message& request,
+                                const google::protobuf::Message& response,
+                                Operation operation);
 
   Keystore* keystore_;
   const Authenticator* authenticator_;
   Metrics* metrics_;
+  AuditLog* audit_;
 };
 
 }  // namespace sealbox::server

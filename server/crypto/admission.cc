@@ -24,6 +24,16 @@ absl::Status TooLarge(size_t size, size_t limit) {
 
 }  // namespace
 
+void AuditCaller(const Caller& caller, AuditRecord& record) {
+  record.tenant = caller.tenant;
+  if (caller.grant != nullptr) {
+    record.credential = "token";
+    record.token_id = caller.grant->id;
+  } else {
+    record.credential = "certificate";
+  }
+}
+
 absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& context,
                                         Operation operation, const std::string& key,
                                         const std::string& aad, size_t size,

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server_context.h"
+#include "server/audit/audit_record.h"
 #include "server/auth/auth.h"
 #include "server/keystore/keystore.h"
 
@@ -25,6 +26,9 @@ struct Caller {
   // CatchUp). A batch call waits once for all its items, then clears it.
   bool may_catch_up = true;
 };
+
+// Who the caller is, for the audit log: tenant, credential and token id.
+void AuditCaller(const Caller& caller, AuditRecord& record);
 
 class Admission {
  public:

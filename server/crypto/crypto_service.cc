@@ -1,5 +1,7 @@
 #include "server/crypto/crypto_service.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "crypto/decryption_failure.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secure_wipe.h"
+#include "server/audit/audit_call.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/crypto_streams.h"
@@ -34,17 +37,76 @@ class WipeWhenDone final : public grpc::ServerUnaryReactor {
   const std::vector<std::string*> plaintexts_;
 };
 
-// Finishes a unary call and records it.
+constexpr absl::string_view kService = "sealbox.v1.Crypto";
+
+// What a call adds to its audit record at the end (nothing, by default).
+struct NoDetail {
+  void operator()(AuditRecord&) const {}
+};
+
+// A unary call's key, version and sizes.
+template <typename Request, typename Response>
+auto UnaryDetail(const Request& request, const Response& response) {
+  return [&request, &response](AuditRecord& record) {
+    record.key = request.key();
+    record.key_version = response.key_version();
+    record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
+    record.response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+  };
+}
+
+// A batch call's items, failures, the keys it named and sizes.
+template <typename Request, typename Response>
+auto BatchDetail(const Request& request, const Response& response) {
+  return [&request, &response](AuditRecord& record) {
+    record.items = request.items_size();
+    for (const auto& item : request.items()) {
+      if (std::find(record.keys.begin(), record.keys.end(), item.key()) !=
+          record.keys.end()) {
+        continue;
+      }
+      if (record.keys.size() == kMaxAuditedKeys) {
+        record.keys_truncated = true;
+        break;
+      }
+      record.keys.push_back(item.key());
+    }
+    for (const auto& result : response.results()) {
+      if (result.has_error()) ++record.failed_items;
+    }
+    record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
+    record.response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+  };
+}
+
+// Finishes a unary call and records it: metrics, and the audit log when it is on.
 class UnaryCall {
  public:
-  UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, const char* method)
-      : context_(context), metrics_(metrics), method_(method), started_(absl::Now()) {}
+  UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, AuditLog* audit,
+            const char* method)
+      : context_(context), metrics_(metrics), audit_(audit), method_(method),
+        started_(absl::Now()) {
+    if (audit_ != nullptr) record_ = StartAuditRecord(*audit_, *context, kService, method);
+  }
+
+  absl::StatusOr<Caller> Authenticate(const Admission& admission) {
+    absl::StatusOr<Caller> caller = admission.Authenticate(*context_);
+    if (record_.has_value() && caller.ok()) AuditCaller(*caller, *record_);
+    return caller;
+  }
 
   // `plaintexts` are fields of the response that hold plaintext: wiped at the end.
+  // `detail` adds the call's own fields to its audit record.
+  template <typename Detail = NoDetail>
   grpc::ServerUnaryReactor* Done(const absl::Status& status,
-                                 std::vector<std::string*> plaintexts = {}) {
+                                 std::vector<std::string*> plaintexts = {},
+                                 Detail detail = {}) {
     RecordCallOutcome(
         method_, status, started_, [this] { return context_->peer(); }, *metrics_);
+    if (record_.has_value()) {
+      detail(*record_);
+      FinishAuditRecord(*audit_, *std::move(record_), status.code());
+    }
     grpc::ServerUnaryReactor* reactor =
         plaintexts.empty() ? context_->DefaultReactor()
                            : new WipeWhenDone(std::move(plaintexts));
@@ -55,8 +117,10 @@ class UnaryCall {
  private:
   grpc::CallbackServerContext* context_;
   Metrics* metrics_;
+  AuditLog* audit_;
   const char* method_;
   absl::Time started_;
+  std::optional<AuditRecord> record_;
 };
 
 // The plaintext an item carries: a batch's items together carry at most
@@ -122,11 +186,13 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engin
 }  // namespace
 
 CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
-                             CryptoLimits limits, Metrics* metrics)
+                             CryptoLimits limits, Metrics* metrics,
+                             AuditLog* audit)
     : keystore_(keystore),
       admission_(keystore, authenticator),
       limits_(limits),
       metrics_(metrics),
+      audit_(audit),
       engine_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key,
               [keystore] { return keystore->CaughtUpSnapshot(); }),
       work_(engine_, *metrics, limits.max_unary_bytes),
@@ -135,50 +201,54 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
 grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
                                               const v1::SealRequest* request,
                                               v1::SealResponse* response) {
-  UnaryCall call(context, metrics_, "Seal");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  UnaryCall call(context, metrics_, audit_, "Seal");
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status());
-  return call.Done(work_.Seal(*caller, *request, *response));
+  return call.Done(work_.Seal(*caller, *request, *response), {},
+                   UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
                                               const v1::OpenRequest* request,
                                               v1::OpenResponse* response) {
-  UnaryCall call(context, metrics_, "Open");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  UnaryCall call(context, metrics_, audit_, "Open");
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status());
   absl::Status opened = work_.Open(*caller, *request, *response);
-  return call.Done(opened, {response->mutable_plaintext()});
+  return call.Done(opened, {response->mutable_plaintext()},
+                   UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
                                                 const v1::RewrapRequest* request,
                                                 v1::RewrapResponse* response) {
-  UnaryCall call(context, metrics_, "Rewrap");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  UnaryCall call(context, metrics_, audit_, "Rewrap");
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status());
-  return call.Done(work_.Rewrap(*caller, *request, *response));
+  return call.Done(work_.Rewrap(*caller, *request, *response), {},
+                   UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
                                                    const v1::SealBatchRequest* request,
                                                    v1::SealBatchResponse* response) {
-  UnaryCall call(context, metrics_, "SealBatch");
-  return call.Done(ServeBatch(
-      admission_.Authenticate(*context), engine_, request->items(),
+  UnaryCall call(context, metrics_, audit_, "SealBatch");
+  absl::Status status = ServeBatch(
+      call.Authenticate(admission_), engine_, request->items(),
       work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
         return work_.Seal(caller, item, *result.mutable_sealed());
-      }));
+      });
+  return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* context,
                                                    const v1::OpenBatchRequest* request,
                                                    v1::OpenBatchResponse* response) {
-  UnaryCall call(context, metrics_, "OpenBatch");
+  UnaryCall call(context, metrics_, audit_, "OpenBatch");
   absl::Status status = ServeBatch(
-      admission_.Authenticate(*context), engine_, request->items(),
+      call.Authenticate(admission_), engine_, request->items(),
       work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
@@ -188,40 +258,42 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
   for (v1::OpenBatchResult& result : *response->mutable_results()) {
     if (result.has_opened()) plaintexts.push_back(result.mutable_opened()->mutable_plaintext());
   }
-  return call.Done(status, std::move(plaintexts));
+  return call.Done(status, std::move(plaintexts), BatchDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
     grpc::CallbackServerContext* context, const v1::RewrapBatchRequest* request,
     v1::RewrapBatchResponse* response) {
-  UnaryCall call(context, metrics_, "RewrapBatch");
-  return call.Done(ServeBatch(
-      admission_.Authenticate(*context), engine_, request->items(),
+  UnaryCall call(context, metrics_, audit_, "RewrapBatch");
+  absl::Status status = ServeBatch(
+      call.Authenticate(admission_), engine_, request->items(),
       work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::RewrapRequest& item,
           v1::RewrapBatchResult& result) {
         return work_.Rewrap(caller, item, *result.mutable_rewrapped());
-      }));
+      });
+  return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
     grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
     v1::GenerateDataKeyResponse* response) {
-  UnaryCall call(context, metrics_, "GenerateDataKey");
+  UnaryCall call(context, metrics_, audit_, "GenerateDataKey");
   // The key is made in the response's own field, and wiped there at the end whether
   // or not it is sent.
   std::string* data_key = response->mutable_plaintext();
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status(), {data_key});
-  return call.Done(work_.GenerateDataKey(*caller, *request, *response), {data_key});
+  return call.Done(work_.GenerateDataKey(*caller, *request, *response), {data_key},
+                   UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext* context,
                                                     const v1::RenewTokenRequest* request,
                                                     v1::RenewTokenResponse* response) {
-  UnaryCall call(context, metrics_, "RenewToken");
-  absl::StatusOr<Caller> caller = admission_.Authenticate(*context);
+  UnaryCall call(context, metrics_, audit_, "RenewToken");
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status());
   if (caller->grant == nullptr) {
     return call.Done(absl::FailedPreconditionError(
@@ -235,20 +307,21 @@ grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext*
   response->set_token(renewed->token);
   response->set_token_id(renewed->info.id);
   response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(renewed->info.expire_time));
-  return call.Done(absl::OkStatus(), {response->mutable_token()});
+  return call.Done(absl::OkStatus(), {response->mutable_token()},
+                   [&](AuditRecord& record) { record.target_token_id = renewed->info.id; });
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(
     grpc::CallbackServerContext* context) {
   return StreamCall::Start(
-      context, "SealStream", admission_, streams_, *metrics_,
+      context, "SealStream", admission_, streams_, *metrics_, audit_,
       NewSealStreamHandler(engine_, *metrics_));
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::OpenStream(
     grpc::CallbackServerContext* context) {
   return StreamCall::Start(
-      context, "OpenStream", admission_, streams_, *metrics_,
+      context, "OpenStream", admission_, streams_, *metrics_, audit_,
       NewOpenStreamHandler(engine_, *metrics_));
 }
 

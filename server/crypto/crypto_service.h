@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "sealbox/v1/data.grpc.pb.h"
+#include "server/audit/audit_log.h"
 #include "server/auth/auth.h"
 #include "server/crypto/admission.h"
 #include "server/crypto/crypto_engine.h"
@@ -34,8 +35,10 @@ inline constexpr int kMaxBatchItems = 1000;
 
 class CryptoService final : public CryptoCallbackService {
  public:
+  // `audit`: where each call's audit record goes; null when data-plane calls are not
+  // audited.
   CryptoService(Keystore* keystore, const Authenticator* authenticator,
-                CryptoLimits limits, Metrics* metrics);
+                CryptoLimits limits, Metrics* metrics, AuditLog* audit);
 
   grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
                                  const v1::SealRequest* request,
@@ -71,6 +74,7 @@ class CryptoService final : public CryptoCallbackService {
   const Admission admission_;
   const CryptoLimits limits_;
   Metrics* metrics_;
+  AuditLog* audit_;
   CryptoEngine engine_;
   UnaryWork work_;
   StreamSlots streams_;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "crypto/secret/secure_wipe.h"
+#include "server/audit/audit_call.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/stream_wire.h"
 #include "server/grpc_status.h"
@@ -15,21 +16,23 @@ namespace sealbox::server {
 
 StreamCall* StreamCall::Start(grpc::CallbackServerContext* context, const char* method,
                               const Admission& admission, StreamSlots& slots,
-                              Metrics& metrics, std::unique_ptr<StreamHandler> handler) {
-  auto* call =
-      new StreamCall(context, method, admission, slots, metrics, std::move(handler));
+                              Metrics& metrics, AuditLog* audit,
+                              std::unique_ptr<StreamHandler> handler) {
+  auto* call = new StreamCall(context, method, admission, slots, metrics, audit,
+                              std::move(handler));
   call->Begin();
   return call;
 }
 
 StreamCall::StreamCall(grpc::CallbackServerContext* context, const char* method,
                        const Admission& admission, StreamSlots& slots, Metrics& metrics,
-                       std::unique_ptr<StreamHandler> handler)
+                       AuditLog* audit, std::unique_ptr<StreamHandler> handler)
     : context_(context),
       method_(method),
       admission_(admission),
       slots_(slots),
       metrics_(metrics),
+      audit_(audit),
       handler_(std::move(handler)),
       started_(absl::Now()) {}
 
@@ -40,6 +43,9 @@ void StreamCall::Begin() {
   metrics_.StreamStarted();
   peer_ = context_->peer();  // a cancelled call no longer knows it
   absl::MutexLock lock(&mu_);
+  if (audit_ != nullptr) {
+    record_ = StartAuditRecord(*audit_, *context_, "sealbox.v1.Crypto", method_);
+  }
   if (slots_.open.fetch_add(1) >= slots_.max_open) {
     return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
   }
@@ -94,6 +100,10 @@ void StreamCall::OnDone() {
     }
     RecordCallOutcome(
         method_, outcome_, started_, [this] { return peer_; }, metrics_);
+    if (record_.has_value()) {
+      record_->key_version = handler_->key_version();
+      FinishAuditRecord(*audit_, *std::move(record_), outcome_.code());
+    }
   }
   slots_.open.fetch_sub(1);
   metrics_.StreamEnded();
@@ -114,6 +124,7 @@ void StreamCall::Process(bool ok) {
     if (out_.empty()) return FinishOk();
     return Send();
   }
+  if (record_.has_value()) record_->request_bytes += static_cast<int64_t>(request_.Length());
   absl::StatusOr<StreamRequestView> message = ReadStreamRequest(request_);
   if (!message.ok()) return Fail(message.status());
   absl::Status status;
@@ -161,6 +172,10 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
                        start->associated_data(),
                        /*size=*/0, /*limit=*/0);
   if (!caller.ok()) return caller.status();
+  if (record_.has_value()) {
+    AuditCaller(*caller, *record_);
+    record_->key = start->key();
+  }
   begun_ = true;
   return handler_->Begin(*std::move(caller), *start, out_);
 }
@@ -181,6 +196,7 @@ void StreamCall::Send() {
   handler_->Sending(chunk.size());
   response_ =
       StreamResponse(std::move(chunk), handler_->key_version(), handler_->OutputIsSecret());
+  if (record_.has_value()) record_->response_bytes += static_cast<int64_t>(response_.Length());
   writing_ = true;
   StartWrite(&response_);
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -27,6 +28,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "sealbox/v1/data.pb.h"
+#include "server/audit/audit_log.h"
 #include "server/crypto/admission.h"
 #include "server/crypto/stream_watchdog.h"
 #include "server/metrics/metrics.h"
@@ -76,10 +78,12 @@ class StreamHandler {
 
 class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  // Starts the call: the object deletes itself when gRPC is done with it.
+  // Starts the call: the object deletes itself when gRPC is done with it. `audit`
+  // (may be null) gets its record when it ends.
   static StreamCall* Start(grpc::CallbackServerContext* context, const char* method,
                            const Admission& admission, StreamSlots& slots,
-                           Metrics& metrics, std::unique_ptr<StreamHandler> handler);
+                           Metrics& metrics, AuditLog* audit,
+                           std::unique_ptr<StreamHandler> handler);
 
   // Plaintext output is wiped whichever way the call ends.
   ~StreamCall() override;
@@ -93,7 +97,7 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
  private:
   StreamCall(grpc::CallbackServerContext* context, const char* method,
              const Admission& admission, StreamSlots& slots, Metrics& metrics,
-             std::unique_ptr<StreamHandler> handler);
+             AuditLog* audit, std::unique_ptr<StreamHandler> handler);
 
   void Begin();
   bool CanProcess(bool ok) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -111,12 +115,14 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   const Admission& admission_;
   StreamSlots& slots_;
   Metrics& metrics_;
+  AuditLog* const audit_;
   const std::unique_ptr<StreamHandler> handler_;
   const absl::Time started_;
   uint64_t watch_id_ = 0;
   std::string peer_;
   absl::Mutex mu_;
   absl::Status outcome_ ABSL_GUARDED_BY(mu_);
+  std::optional<AuditRecord> record_ ABSL_GUARDED_BY(mu_);  // with audit_
   grpc::ByteBuffer request_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);
   std::string out_ ABSL_GUARDED_BY(mu_);   // output not yet sent

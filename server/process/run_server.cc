@@ -83,6 +83,13 @@ ABSL_FLAG(bool, allow_insecure_listen, false,
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9090; IPv4 "
           "only); off when empty.");
+ABSL_FLAG(std::string, audit, "off",
+          "Audit log: off, admin (every admin call) or all (every admin and data-plane "
+          "call). One JSON line per request: who, which key and version, sizes, outcome "
+          "and latency; never payloads, associated data or secrets.");
+ABSL_FLAG(std::string, audit_log, "-",
+          "Where audit lines go: a file (created 0600, appended to, reopened on SIGHUP "
+          "for logrotate), or - for standard error.");
 ABSL_FLAG(int64_t, max_unary_bytes, 1 << 20,
           "Largest plaintext for unary Seal (default 1 MiB; at most 4 MiB - 1 KiB). "
           "Larger data goes through SealStream.");
@@ -188,6 +195,15 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.drain_timeout = absl::Seconds(absl::GetFlag(FLAGS_drain_seconds));
   config.max_connection_age = absl::Seconds(absl::GetFlag(FLAGS_max_connection_age_seconds));
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  absl::StatusOr<AuditLevel> audit = ParseAuditLevel(absl::GetFlag(FLAGS_audit));
+  if (!audit.ok()) return audit.status();
+  config.audit = *audit;
+  config.audit_log = absl::GetFlag(FLAGS_audit_log);
+  if (config.audit == AuditLevel::kOff && config.audit_log != "-") {
+    return absl::InvalidArgumentError(
+        "--audit-log says where audit lines go; also say which: --audit=all or "
+        "--audit=admin");
+  }
   config.auth_limits.max_failures = absl::GetFlag(FLAGS_auth_failures_per_minute);
   config.limits.max_decryption_failures_per_key = static_cast<uint64_t>(
       std::max<int64_t>(0, absl::GetFlag(FLAGS_max_decryption_failures_per_key)));
@@ -297,12 +313,13 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
   // the check; the server does not pay for it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
-  // SIGTERM and SIGINT are taken synchronously by this thread (sigwait below), so
-  // block them before any other thread starts.
+  // SIGTERM, SIGINT and SIGHUP are taken synchronously by this thread (sigwait
+  // below), so block them before any other thread starts.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
@@ -335,7 +352,10 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
     }
   }
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  // SIGHUP: logrotate has moved the audit log aside.
+  while (sigwait(&signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    (*server)->ReopenAuditLog();
+  }
   Log("draining")
       .Add("signal", !(*server)->failure().ok() ? "keystore failure"
                      : signal_number == SIGTERM  ? "SIGTERM"

@@ -60,11 +60,18 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   server->authenticator_ = std::make_unique<Authenticator>(
       config.admin_token, config.cert_tenants, server->auth_limiter_.get(),
       &server->metrics_, [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
+  if (config.audit != AuditLevel::kOff) {
+    absl::StatusOr<std::unique_ptr<AuditLog>> audit =
+        AuditLog::Open({.path = config.audit_log}, &server->metrics_);
+    if (!audit.ok()) return audit.status();
+    server->audit_ = *std::move(audit);
+  }
   server->crypto_service_ = std::make_unique<CryptoService>(
       server->keystore_.get(), server->authenticator_.get(), config.limits,
-      &server->metrics_);
+      &server->metrics_, config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr);
   server->admin_service_ = std::make_unique<AdminService>(
-      server->keystore_.get(), server->authenticator_.get(), &server->metrics_);
+      server->keystore_.get(), server->authenticator_.get(), &server->metrics_,
+      server->audit_.get());
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
         MetricsExposer::Start(config.metrics_listen, server->metrics_);

@@ -44,6 +44,11 @@ class SealboxServer {
   // The Prometheus text of the server's metrics.
   std::string RenderMetrics() const { return metrics_.Render(); }
 
+  // Opens the audit log's file afresh (SIGHUP, after logrotate renamed it).
+  void ReopenAuditLog() {
+    if (audit_ != nullptr) audit_->Reopen();
+  }
+
   // Stops accepting calls, lets in-flight ones finish for up to the drain timeout,
   // then cancels the rest. Safe to call once, from any thread.
   void Shutdown();
@@ -70,6 +75,8 @@ class SealboxServer {
   std::unique_ptr<Keystore> keystore_;
   Metrics metrics_;
   std::unique_ptr<AuthFailureLimiter> auth_limiter_;
+  // Before the services, so it outlives their last call.
+  std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<MetricsExposer> exposer_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<CryptoService> crypto_service_;

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
 #include "server/crypto/crypto_limits.h"
 #include "server/keystore/etcd/etcd_client.h"
@@ -39,6 +40,10 @@ struct ServerConfig {
   std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
   bool allow_insecure_listen = false;
   std::string metrics_listen;  // host:port for Prometheus; empty: no exporter
+  // Which requests get an audit line (server/audit/audit_log.h), and where: a file,
+  // or "-" for standard error.
+  AuditLevel audit = AuditLevel::kOff;
+  std::string audit_log = "-";
   bool create_keystore = false;
   CryptoLimits limits;
   absl::Duration drain_timeout = absl::Seconds(20);
