@@ -1,5 +1,6 @@
 #include "server/log.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,15 @@ namespace sealbox::server {
 
 void AppendJsonString(absl::string_view text, std::string& out) {
   out += '"';
+  // Names, ids and addresses need no escaping: one append (the audit log writes
+  // fifteen strings a line).
+  if (std::none_of(text.begin(), text.end(), [](unsigned char c) {
+        return c < 0x20 || c == '"' || c == '\\';
+      })) {
+    out.append(text.data(), text.size());
+    out += '"';
+    return;
+  }
   for (unsigned char c : text) {
     switch (c) {
       case '"': out += "\\\""; break;

@@ -6,6 +6,9 @@
 //             requests/s, p50 and p99 latency, and Seal/Echo, Open/Echo
 //   streams   Discard | EchoStream | SealStream | OpenStream of --stream_bytes, in
 //             rounds: MB/s and ratios, each round and the medians
+//   batch     SealBatch items/s against unary Seal's
+//   audit     unary 1 KiB Seal on --audit_server (auditing every call) against
+//             --server, alternating rounds
 //   memory    the server's RSS growth within each stream, and its VmHWM (peak RSS)
 //             over the whole run (needs --server_pid)
 //   summary   a last line of the figures runs are compared by (summary.h)
@@ -81,6 +84,12 @@ ABSL_FLAG(int, batch_items, 100,
           "Items per SealBatch call in the batch rows, measured against unary Seal of one "
           "item; 0: no batch rows.");
 ABSL_FLAG(int64_t, batch_item_bytes, 64, "Plaintext bytes of each item in the batch rows.");
+ABSL_FLAG(std::string, audit_server, "",
+          "host:port of a second sealbox-bench-server started with --audit=all (same "
+          "admin token): unary 1 KiB Seal on it is measured against --server's, "
+          "alternating rounds. Empty: no audit rows.");
+ABSL_FLAG(int, audit_server_pid, 0,
+          "The --audit_server's process id, for its CPU time per call; 0: not reported.");
 ABSL_FLAG(int64_t, stream_bytes, int64_t{1} << 30, "Bytes sent through each stream.");
 ABSL_FLAG(int, stream_rounds, 3,
           "Each stream row runs Discard, EchoStream, SealStream and OpenStream this many "
@@ -796,6 +805,57 @@ absl::StatusOr<std::optional<double>> RunBatchRows(
   return worst;
 }
 
+// Issue 20's audit rows: unary 1 KiB Seal on a server auditing every call against
+// the same on --server (auditing nothing), alternating rounds at each concurrency.
+// Returns the median over the concurrencies of audited/unaudited requests/s.
+absl::StatusOr<std::optional<double>> RunAuditRows(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    const std::string& admin_token, const grpc::ChannelArguments& args,
+    int server_pid, const std::vector<int64_t>& concurrencies, int rounds) {
+  const int audited_pid = absl::GetFlag(FLAGS_audit_server_pid);
+  const std::string address = absl::GetFlag(FLAGS_audit_server);
+  if (address.empty()) return std::optional<double>();
+  std::shared_ptr<grpc::Channel> audited =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::string> audited_token = CreateTenant(audited, admin_token);
+  if (!audited_token.ok()) return audited_token.status();
+  const std::string plaintext = RandomBytes(1024);
+  std::printf(
+      "\nAudit: unary Seal of 1 KiB on a server with --audit=all (a JSON line per call "
+      "to a file) against one without, %d rounds of %g s each way\n",
+      rounds, absl::GetFlag(FLAGS_seconds) / rounds);
+  std::printf("%4s | %10s %7s %7s | %10s %7s %7s | %9s | %s\n", "conc", "off Seal/s", "p50",
+              "p99", "on Seal/s", "p50", "p99", "on/off", "server us/call off on");
+  std::vector<double> ratios;
+  for (int64_t concurrency : concurrencies) {
+    UnarySamples off, on;
+    const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
+    for (int round = 0; round < rounds; ++round) {
+      if (absl::Status s = RunUnary(
+              concurrency, seconds, server_pid,
+              [&] { return NewSealClient(channel, token, plaintext); }, off);
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = RunUnary(
+              concurrency, seconds, audited_pid,
+              [&] { return NewSealClient(audited, *audited_token, plaintext); }, on);
+          !s.ok()) {
+        return s;
+      }
+    }
+    const double ratio = on.requests_per_second() / off.requests_per_second();
+    ratios.push_back(ratio);
+    std::printf("%4lld | %10.0f %7.0f %7.0f | %10.0f %7.0f %7.0f | %9.3f | %6.1f %6.1f\n",
+                static_cast<long long>(concurrency), off.requests_per_second(),
+                off.percentile_us(0.5), off.percentile_us(0.99), on.requests_per_second(),
+                on.percentile_us(0.5), on.percentile_us(0.99), ratio,
+                off.server_cpu_us_per_call(), on.server_cpu_us_per_call());
+    std::fflush(stdout);
+  }
+  return server::bench::Median(ratios);
+}
+
 int Run() {
   const std::string address = absl::GetFlag(FLAGS_server);
   const int server_pid = absl::GetFlag(FLAGS_server_pid);
@@ -936,6 +996,9 @@ int Run() {
   absl::StatusOr<std::optional<double>> batch_gain =
       RunBatchRows(channel, *token, server_pid, concurrencies, rounds);
   if (!batch_gain.ok()) return fail("SealBatch", batch_gain.status());
+  absl::StatusOr<std::optional<double>> audit_ratio =
+      RunAuditRows(channel, *token, *admin_token, args, server_pid, concurrencies, rounds);
+  if (!audit_ratio.ok()) return fail("audit rows", audit_ratio.status());
 
   // VmHWM so far; the stream measurements reset it, so it is carried by hand.
   int64_t peak_rss_kib = server_pid ? ProcStatusKib(server_pid, "VmHWM:") : 0;
@@ -1046,6 +1109,9 @@ int Run() {
   if (*batch_gain) {  // issue 19's
     std::printf("  %-40s %-12s %s\n", "SealBatch items/s >= 5x unary Seal's:",
                 absl::StrFormat("%.1fx", **batch_gain).c_str(), Verdict(**batch_gain >= 5));
+  }
+  if (*audit_ratio) {  // issue 20's
+    target("unary Seal 1 KiB, audit on >= 0.95 of off:", *audit_ratio, 0.95);
   }
   target("SealStream >= 0.95 of EchoStream:", worst_seal_ratio, 0.95);
   target("OpenStream >= 0.95 of EchoStream:", worst_open_ratio, 0.95);
