@@ -13,7 +13,8 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import SERVER, AdminClient, Server, bearer, new_tenant, stubs, wait_for  # noqa: E402
+from harness import (SERVER, AdminClient, Server, bearer, new_tenant,  # noqa: E402
+                     run_operations_doc, stubs, wait_for)
 
 FIELDS = {"time", "request_id", "service", "method", "code", "latency_us", "peer",
           "credential", "token_id", "tenant", "key", "key_version", "request_bytes",
@@ -187,6 +188,26 @@ class AuditAll(unittest.TestCase):
                          base64.urlsafe_b64encode(secret)):
                 for start in (0, len(form) // 2, max(0, len(form) - 32)):
                     self.assertNotIn(form[start:start + 32], text)
+
+    def test_the_operations_doc_example(self):
+        """docs/OPERATIONS.md's audit block, run as written: four lines, and the doc's
+        sample line has the fields a real one has."""
+        before = len(self.settled())
+        run_operations_doc("### The audit log", self.server)
+        lines = self.settled()[before:]
+        self.assertEqual([(line["method"], line["tenant"], line["key"], line["code"])
+                          for line in lines],
+                         [("CreateTenant", "audit-demo", "", "OK"),
+                          ("CreateKey", "audit-demo", "orders", "OK"),
+                          ("IssueToken", "audit-demo", "", "OK"),
+                          ("Seal", "audit-demo", "orders", "OK")])
+        self.assertEqual(lines[3]["credential"], "token")
+        with open(self.path, "rb") as f:
+            self.assertNotIn(b"order 7", f.read())
+        with open("docs/OPERATIONS.md") as f:
+            section = f.read().split("### The audit log", 1)[1]
+        sample = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+        self.assertEqual(set(sample), set(lines[3]) | {"client_request_id"})
 
     def test_sighup_reopens_the_file_logrotate_moved(self):
         _, _, data_pb2, _ = stubs()
