@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -81,6 +82,21 @@ TEST(AuditRecordTest, IsOneLineOfJsonWithFixedFields) {
             "\"token_id\":\"t1\",\"tenant\":\"acme\",\"key\":\"orders\",\"key_version\":3,"
             "\"request_bytes\":1035,\"response_bytes\":1085,"
             "\"client_request_id\":\"abc \\\"quoted\\\"\"}\n");
+}
+
+TEST(AuditRecordTest, TimesAreUtcWithSixDigitsOfMicroseconds) {
+  for (const auto& [micros, text] : std::vector<std::pair<int64_t, std::string>>{
+           {0, "1970-01-01T00:00:00.000000Z"},
+           {1764943200000005, "2025-12-05T14:00:00.000005Z"},
+           {1764943200999999, "2025-12-05T14:00:00.999999Z"},
+           {1764943201000000, "2025-12-05T14:00:01.000000Z"},
+           {-1, "1969-12-31T23:59:59.999999Z"}}) {
+    AuditRecord record = SealRecord(1);
+    record.time = absl::FromUnixMicros(micros);
+    std::string line;
+    AppendAuditLine(record, line);
+    EXPECT_EQ(line.substr(0, 38), "{\"time\":\"" + text + "\"") << micros;
+  }
 }
 
 TEST(AuditRecordTest, BatchesListTheirKeys) {

@@ -714,6 +714,30 @@ std::optional<double> RatioAt(const std::map<int64_t, double>& by_size, int64_t 
   return it->second;
 }
 
+// One side of a comparison: a server (its pid for CPU time, or 0), its clients, and
+// where its samples go.
+struct Side {
+  int server_pid;
+  std::function<UnaryCall()> new_client;
+  UnarySamples* samples;
+};
+
+// `rounds` rounds of `a` then `b` at `concurrency`, --seconds split among them, so
+// that background load falls on both alike.
+absl::Status RunAlternating(int64_t concurrency, int rounds, const Side& a, const Side& b) {
+  const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
+  for (int round = 0; round < rounds; ++round) {
+    for (const Side* side : {&a, &b}) {
+      if (absl::Status s = RunUnary(static_cast<int>(concurrency), seconds,
+                                    side->server_pid, side->new_client, *side->samples);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A unary Seal client of `plaintext`, each call on its own context.
 UnaryCall NewSealClient(const std::shared_ptr<grpc::Channel>& channel,
                         const std::string& token, const std::string& plaintext) {
@@ -778,20 +802,13 @@ absl::StatusOr<std::optional<double>> RunBatchRows(
   std::optional<double> worst;
   for (int64_t concurrency : concurrencies) {
     UnarySamples single, batch;
-    const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
-    for (int round = 0; round < rounds; ++round) {
-      if (absl::Status s = RunUnary(
-              concurrency, seconds, server_pid,
-              [&] { return NewSealClient(channel, token, plaintext); }, single);
-          !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = RunUnary(
-              concurrency, seconds, server_pid,
-              [&] { return NewSealBatchClient(channel, token, plaintext, items); }, batch);
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = RunAlternating(
+            concurrency, rounds,
+            {server_pid, [&] { return NewSealClient(channel, token, plaintext); }, &single},
+            {server_pid,
+             [&] { return NewSealBatchClient(channel, token, plaintext, items); }, &batch});
+        !s.ok()) {
+      return s;
     }
     const double single_items = single.requests_per_second();
     const double batch_items = batch.requests_per_second() * items;
@@ -829,20 +846,13 @@ absl::StatusOr<std::optional<double>> RunAuditRows(
   std::vector<double> ratios;
   for (int64_t concurrency : concurrencies) {
     UnarySamples off, on;
-    const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
-    for (int round = 0; round < rounds; ++round) {
-      if (absl::Status s = RunUnary(
-              concurrency, seconds, server_pid,
-              [&] { return NewSealClient(channel, token, plaintext); }, off);
-          !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = RunUnary(
-              concurrency, seconds, audited_pid,
-              [&] { return NewSealClient(audited, *audited_token, plaintext); }, on);
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = RunAlternating(
+            concurrency, rounds,
+            {server_pid, [&] { return NewSealClient(channel, token, plaintext); }, &off},
+            {audited_pid,
+             [&] { return NewSealClient(audited, *audited_token, plaintext); }, &on});
+        !s.ok()) {
+      return s;
     }
     const double ratio = on.requests_per_second() / off.requests_per_second();
     ratios.push_back(ratio);
