@@ -95,7 +95,8 @@ TEST(AuditRecordTest, TimesAreUtcWithSixDigitsOfMicroseconds) {
     record.time = absl::FromUnixMicros(micros);
     std::string line;
     AppendAuditLine(record, line);
-    EXPECT_EQ(line.substr(0, 38), "{\"time\":\"" + text + "\"") << micros;
+    const std::string expected = "{\"time\":\"" + text + "\",";
+    EXPECT_EQ(line.substr(0, expected.size()), expected) << micros;
   }
 }
 
