@@ -203,9 +203,9 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               v1::SealResponse* response) {
   UnaryCall call(context, metrics_, audit_, "Seal");
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  if (!caller.ok()) return call.Done(caller.status());
-  return call.Done(work_.Seal(*caller, *request, *response), {},
-                   UnaryDetail(*request, *response));
+  const absl::Status status =
+      caller.ok() ? work_.Seal(*caller, *request, *response) : caller.status();
+  return call.Done(status, {}, UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
@@ -213,9 +213,9 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                               v1::OpenResponse* response) {
   UnaryCall call(context, metrics_, audit_, "Open");
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  if (!caller.ok()) return call.Done(caller.status());
-  absl::Status opened = work_.Open(*caller, *request, *response);
-  return call.Done(opened, {response->mutable_plaintext()},
+  const absl::Status status =
+      caller.ok() ? work_.Open(*caller, *request, *response) : caller.status();
+  return call.Done(status, {response->mutable_plaintext()},
                    UnaryDetail(*request, *response));
 }
 
@@ -224,9 +224,9 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                 v1::RewrapResponse* response) {
   UnaryCall call(context, metrics_, audit_, "Rewrap");
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  if (!caller.ok()) return call.Done(caller.status());
-  return call.Done(work_.Rewrap(*caller, *request, *response), {},
-                   UnaryDetail(*request, *response));
+  const absl::Status status =
+      caller.ok() ? work_.Rewrap(*caller, *request, *response) : caller.status();
+  return call.Done(status, {}, UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
@@ -284,9 +284,9 @@ grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
   // or not it is sent.
   std::string* data_key = response->mutable_plaintext();
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  if (!caller.ok()) return call.Done(caller.status(), {data_key});
-  return call.Done(work_.GenerateDataKey(*caller, *request, *response), {data_key},
-                   UnaryDetail(*request, *response));
+  const absl::Status status =
+      caller.ok() ? work_.GenerateDataKey(*caller, *request, *response) : caller.status();
+  return call.Done(status, {data_key}, UnaryDetail(*request, *response));
 }
 
 grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext* context,

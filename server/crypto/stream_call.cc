@@ -167,15 +167,13 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
   if (start == nullptr) {
     return absl::InvalidArgumentError("the first message must be `start`");
   }
+  if (record_.has_value()) record_->key = start->key();
   absl::StatusOr<Caller> caller =
       admission_.Admit(*context_, handler_->operation(), start->key(),
                        start->associated_data(),
                        /*size=*/0, /*limit=*/0);
   if (!caller.ok()) return caller.status();
-  if (record_.has_value()) {
-    AuditCaller(*caller, *record_);
-    record_->key = start->key();
-  }
+  if (record_.has_value()) AuditCaller(*caller, *record_);
   begun_ = true;
   return handler_->Begin(*std::move(caller), *start, out_);
 }

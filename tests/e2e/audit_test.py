@@ -170,8 +170,10 @@ class AuditAll(unittest.TestCase):
                          ("SealStream", "orders", 1))
         self.assertGreater(sstream["request_bytes"], 300_000)
         self.assertGreater(sstream["response_bytes"], 300_000)
+        # Who was refused, and what they asked for.
         self.assertEqual((bad["method"], bad["code"], bad["credential"], bad["tenant"],
-                          bad["token_id"]), ("Seal", "UNAUTHENTICATED", "", "", ""))
+                          bad["token_id"], bad["key"]),
+                         ("Seal", "UNAUTHENTICATED", "", "", "", "orders"))
         for line, method in ((issue, "IssueToken"), (revoke, "RevokeToken"),
                              (rotate, "RotateKey")):
             self.assertEqual((line["service"], line["method"], line["code"],
