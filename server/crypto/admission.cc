@@ -34,18 +34,6 @@ void AuditCaller(const Caller& caller, AuditRecord& record) {
   }
 }
 
-absl::StatusOr<Caller> Admission::Admit(const grpc::CallbackServerContext& context,
-                                        Operation operation, const std::string& key,
-                                        const std::string& aad, size_t size,
-                                        size_t limit) const {
-  absl::StatusOr<Caller> caller = Authenticate(context);
-  if (!caller.ok()) return caller.status();
-  if (absl::Status s = CheckRequest(*caller, operation, key, aad, size, limit); !s.ok()) {
-    return s;
-  }
-  return caller;
-}
-
 absl::StatusOr<Caller> Admission::Authenticate(
     const grpc::CallbackServerContext& context) const {
   // Before the keystore has loaded no token is known: say so, rather than count every

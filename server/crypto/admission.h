@@ -35,11 +35,6 @@ class Admission {
   Admission(Keystore* keystore, const Authenticator* authenticator)
       : keystore_(keystore), authenticator_(authenticator) {}
 
-  // Authenticate, then CheckRequest.
-  absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context,
-                               Operation operation, const std::string& key,
-                               const std::string& aad, size_t size, size_t limit) const;
-
   // The caller, once per call. Errors: UNAVAILABLE before the keystore has loaded,
   // UNAUTHENTICATED / PERMISSION_DENIED from the authenticator.
   absl::StatusOr<Caller> Authenticate(const grpc::CallbackServerContext& context) const;

@@ -75,7 +75,9 @@ class OpenStreamHandler final : public StreamHandler {
 
   absl::Status End(std::string& out) override { return opener_->Finish(out); }
 
-  uint32_t key_version() const override { return opener_->key_version(); }
+  uint32_t key_version() const override {
+    return opener_ != nullptr ? opener_->key_version() : 0;  // none before Begin
+  }
   bool OutputIsSecret() const override { return true; }  // plaintext
   void Sending(size_t bytes) override { metrics_.AddBytesOpened(bytes); }
 

@@ -168,12 +168,15 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
     return absl::InvalidArgumentError("the first message must be `start`");
   }
   if (record_.has_value()) record_->key = start->key();
-  absl::StatusOr<Caller> caller =
-      admission_.Admit(*context_, handler_->operation(), start->key(),
-                       start->associated_data(),
-                       /*size=*/0, /*limit=*/0);
+  absl::StatusOr<Caller> caller = admission_.Authenticate(*context_);
   if (!caller.ok()) return caller.status();
   if (record_.has_value()) AuditCaller(*caller, *record_);
+  if (absl::Status s = Admission::CheckRequest(*caller, handler_->operation(), start->key(),
+                                               start->associated_data(),
+                                               /*size=*/0, /*limit=*/0);
+      !s.ok()) {
+    return s;
+  }
   begun_ = true;
   return handler_->Begin(*std::move(caller), *start, out_);
 }

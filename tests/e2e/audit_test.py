@@ -191,6 +191,34 @@ class AuditAll(unittest.TestCase):
                 for start in (0, len(form) // 2, max(0, len(form) - 32)):
                     self.assertNotIn(form[start:start + 32], text)
 
+    def test_a_refusal_names_who_was_refused_and_what_they_asked_for(self):
+        admin_pb2, _, data_pb2, _ = stubs()
+        issued = self.admin.IssueToken(admin_pb2.IssueTokenRequest(
+            tenant="acme", operations=[admin_pb2.SEAL], keys=["orders"]))
+        before = len(self.settled())
+
+        def requests():
+            yield data_pb2.OpenStreamRequest(start=data_pb2.StreamStart(key="orders"))
+        for method, call in (
+                ("Open", lambda: self.crypto.Open(
+                    data_pb2.OpenRequest(key="orders", ciphertext=b"x" * 40),
+                    metadata=bearer(issued.token), timeout=30)),
+                ("OpenStream", lambda: list(self.crypto.OpenStream(
+                    requests(), metadata=bearer(issued.token), timeout=30))),
+                ("Seal", lambda: self.crypto.Seal(
+                    data_pb2.SealRequest(key="payments", plaintext=b"x"),
+                    metadata=bearer(issued.token), timeout=30))):
+            with self.assertRaises(self.grpc.RpcError, msg=method) as refused:
+                call()
+            self.assertEqual(refused.exception.code(), self.grpc.StatusCode.PERMISSION_DENIED)
+        lines = self.settled()[before:]
+        self.assertEqual(
+            [(line["method"], line["code"], line["credential"], line["token_id"],
+              line["tenant"], line["key"]) for line in lines],
+            [("Open", "PERMISSION_DENIED", "token", issued.info.id, "acme", "orders"),
+             ("OpenStream", "PERMISSION_DENIED", "token", issued.info.id, "acme", "orders"),
+             ("Seal", "PERMISSION_DENIED", "token", issued.info.id, "acme", "payments")])
+
     def test_the_operations_doc_example(self):
         """docs/OPERATIONS.md's audit block, run as written: four lines, and the doc's
         sample line has the fields a real one has."""
