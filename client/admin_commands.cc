@@ -38,7 +38,7 @@ Outcome CallAdmin(const Invocation& invocation, const std::string& what,
   (*connection)->Prepare(context, CallKind::kUnary);
   Response response;
   grpc::Status status = (stub.get()->*method)(&context, request, &response);
-  if (!status.ok()) return (*connection)->Failed(what, status);
+  if (!status.ok()) return (*connection)->Failed(what, status, context);
   std::cout << (invocation.global.json ? JsonOf(response) : print(response)) << std::flush;
   return Outcome::Ok();
 }

@@ -74,7 +74,30 @@ void Connection::Prepare(grpc::ClientContext& context, CallKind kind) const {
   }
 }
 
-Outcome Connection::Failed(absl::string_view what, const grpc::Status& status) const {
+namespace {
+
+// " (request id ...)" when the server sent one, else "".
+std::string RequestIdNote(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("sealbox-request-id");
+  if (it == trailers.end()) return "";
+  return absl::StrCat(" (request id ",
+                      absl::string_view(it->second.data(), it->second.size()), ")");
+}
+
+// The same status, its message noting the request id.
+grpc::Status WithRequestId(const grpc::Status& status, const grpc::ClientContext& context) {
+  const std::string note = RequestIdNote(context);
+  if (note.empty()) return status;
+  return grpc::Status(status.error_code(), status.error_message() + note,
+                      status.error_details());
+}
+
+}  // namespace
+
+Outcome Connection::Failed(absl::string_view what, const grpc::Status& reported,
+                           const grpc::ClientContext& context) const {
+  const grpc::Status status = WithRequestId(reported, context);
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
     if (state == GRPC_CHANNEL_CONNECTING || state == GRPC_CHANNEL_TRANSIENT_FAILURE) {

@@ -32,8 +32,11 @@ class Connection {
   void Prepare(grpc::ClientContext& context, CallKind kind) const;
 
   // The outcome of a failed call. A call that timed out without ever reaching the
-  // server reads as UNAVAILABLE (exit 6), and UNAVAILABLE names the address.
-  Outcome Failed(absl::string_view what, const grpc::Status& status) const;
+  // server reads as UNAVAILABLE (exit 6), and UNAVAILABLE names the address. When
+  // the server audits calls, the message ends with the call's request id (its
+  // `sealbox-request-id` trailer), which the operator finds in the audit log.
+  Outcome Failed(absl::string_view what, const grpc::Status& status,
+                 const grpc::ClientContext& context) const;
 
  private:
   Connection(const GlobalOptions& options, std::shared_ptr<grpc::Channel> channel)

@@ -118,12 +118,13 @@ Outcome CommitAfter(Outcome done, Output& output) {
   return Outcome::Ok();
 }
 
-Outcome FinishStream(absl::string_view what, const StreamResult& result, DataCall& call) {
+Outcome FinishStream(absl::string_view what, const StreamResult& result,
+                     const grpc::ClientContext& context, DataCall& call) {
   if (!result.input_error.ok()) return Outcome::Error(std::string(result.input_error.message()));
   if (!result.output_error.ok()) {
     return Outcome::Error(std::string(result.output_error.message()));
   }
-  if (!result.status.ok()) return call.connection->Failed(what, result.status);
+  if (!result.status.ok()) return call.connection->Failed(what, result.status, context);
   return CommitAfter(Outcome::Ok(), *call.output);
 }
 
@@ -203,7 +204,7 @@ Outcome RunSeal(const Invocation& invocation) {
     grpc::ClientContext context;
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Seal(&context, request, &response);
-    if (!status.ok()) return call.connection->Failed("seal", status);
+    if (!status.ok()) return call.connection->Failed("seal", status, context);
     return WriteChecked("seal", response, response.ciphertext(), *call.output);
   }
 
@@ -219,7 +220,7 @@ Outcome RunSeal(const Invocation& invocation) {
       context, *stream, start, head, input, *call.output, progress,
       [](v1::SealStreamRequest& r) { return r.mutable_plaintext_chunk(); },
       [](const v1::SealStreamResponse& r) -> const std::string& { return r.ciphertext_chunk(); });
-  return FinishStream("seal", result, call);
+  return FinishStream("seal", result, context, call);
 }
 
 Outcome RunOpen(const Invocation& invocation) {
@@ -243,7 +244,7 @@ Outcome RunOpen(const Invocation& invocation) {
     grpc::ClientContext context;
     call.connection->Prepare(context, CallKind::kUnary);
     grpc::Status status = stub->Open(&context, request, &response);
-    if (!status.ok()) return call.connection->Failed("open", status);
+    if (!status.ok()) return call.connection->Failed("open", status, context);
     return WriteChecked("open", response, response.plaintext(), *call.output);
   }
   if (IsFormat(head, kEnvelopeFormat)) {
@@ -267,7 +268,7 @@ Outcome RunOpen(const Invocation& invocation) {
       context, *stream, start, head, input, *call.output, progress,
       [](v1::OpenStreamRequest& r) { return r.mutable_ciphertext_chunk(); },
       [](const v1::OpenStreamResponse& r) -> const std::string& { return r.plaintext_chunk(); });
-  return FinishStream("open", result, call);
+  return FinishStream("open", result, context, call);
 }
 
 Outcome RunRewrap(const Invocation& invocation) {
@@ -305,7 +306,7 @@ Outcome RunRewrap(const Invocation& invocation) {
   grpc::ClientContext context;
   call.connection->Prepare(context, CallKind::kUnary);
   grpc::Status status = stub->Rewrap(&context, request, &response);
-  if (!status.ok()) return call.connection->Failed("rewrap", status);
+  if (!status.ok()) return call.connection->Failed("rewrap", status, context);
   return WriteChecked("rewrap", response, response.ciphertext(), *call.output);
 }
 

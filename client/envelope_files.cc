@@ -51,7 +51,7 @@ Outcome GenerateDataKey(const Connection& connection, absl::string_view what,
   connection.Prepare(context, CallKind::kUnary);
   grpc::Status status =
       v1::Crypto::NewStub(connection.channel())->GenerateDataKey(&context, request, &response);
-  if (!status.ok()) return connection.Failed(what, status);
+  if (!status.ok()) return connection.Failed(what, status, context);
   if (absl::Status checked = CheckAnswer(what, response); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
@@ -123,7 +123,7 @@ Outcome OpenEnvelope(const EnvelopeCall& call, std::string head) {
   call.connection.Prepare(context, CallKind::kUnary);
   grpc::Status status =
       v1::Crypto::NewStub(call.connection.channel())->Open(&context, request, &response);
-  if (!status.ok()) return call.connection.Failed("open", status);
+  if (!status.ok()) return call.connection.Failed("open", status, context);
   if (absl::Status checked = CheckAnswer("open", response); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
@@ -172,7 +172,7 @@ Outcome RewrapEnvelope(const EnvelopeCall& call, std::string head) {
   call.connection.Prepare(context, CallKind::kUnary);
   grpc::Status status =
       v1::Crypto::NewStub(call.connection.channel())->Rewrap(&context, request, &response);
-  if (!status.ok()) return call.connection.Failed("rewrap", status);
+  if (!status.ok()) return call.connection.Failed("rewrap", status, context);
   if (absl::Status checked = CheckAnswer("rewrap", response); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }

@@ -28,7 +28,7 @@ Outcome RunHealth(const Invocation& invocation) {
   (*connection)->Prepare(context, CallKind::kUnary);
   grpc::Status status =
       health::Health::NewStub((*connection)->channel())->Check(&context, request, &response);
-  if (!status.ok()) return (*connection)->Failed("health check", status);
+  if (!status.ok()) return (*connection)->Failed("health check", status, context);
 
   const std::string name = health::HealthCheckResponse::ServingStatus_Name(response.status());
   std::printf("%s\n", name.c_str());

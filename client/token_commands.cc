@@ -31,7 +31,7 @@ Outcome RunTokenRenew(const Invocation& invocation) {
   v1::RenewTokenResponse response;
   grpc::Status status =
       v1::Crypto::NewStub((*connection)->channel())->RenewToken(&context, request, &response);
-  if (!status.ok()) return (*connection)->Failed("renew token", status);
+  if (!status.ok()) return (*connection)->Failed("renew token", status, context);
   crypto::WipeOnExit wipe(*response.mutable_token());
   // The token alone on stdout, as `admin token issue` prints it.
   std::fprintf(stderr,

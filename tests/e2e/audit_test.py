@@ -219,6 +219,21 @@ class AuditAll(unittest.TestCase):
              ("OpenStream", "PERMISSION_DENIED", "token", issued.info.id, "acme", "orders"),
              ("Seal", "PERMISSION_DENIED", "token", issued.info.id, "acme", "payments")])
 
+    def test_the_cli_quotes_the_request_id_of_a_failed_call(self):
+        sealed = bytearray(self.server.cli("seal", "--key", "orders", token=self.token,
+                                           input=b"quote me").stdout)
+        sealed[-1] ^= 1
+        before = len(self.settled())
+        failed = self.server.cli("open", "--key", "orders", token=self.token,
+                                 input=bytes(sealed), check=False)
+        self.assertNotEqual(failed.returncode, 0)
+        stderr = failed.stderr.decode()
+        self.assertIn("decryption failed (request id ", stderr)
+        request_id = stderr.split("(request id ")[1].split(")")[0]
+        [line] = self.settled()[before:]
+        self.assertEqual((line["request_id"], line["method"], line["code"]),
+                         (request_id, "Open", "INVALID_ARGUMENT"))
+
     def test_the_operations_doc_example(self):
         """docs/OPERATIONS.md's audit block, run as written: four lines, and the doc's
         sample line has the fields a real one has."""
