@@ -83,14 +83,16 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   if (status.ok()) status = keystore_->Writable();
   if (status.ok()) status = operation(*caller);
   metrics_->RecordOutcome(method, status, started);
-  // The audit trail of admin changes and attempts; requests may hold key material,
-  // so only the method, the admin token's id and the outcome are logged.
-  Log("admin_call", status.ok() ? "info" : "warning")
-      .Add("method", method)
-      .Add("admin_token_id", caller.ok() ? caller->token_id() : "")
-      .Add("code", absl::StatusCodeToString(status.code()))
-      .Add("peer", context->peer());
-  if (record.has_value()) {
+  // Without the audit log, the log is the trail of admin changes and attempts;
+  // requests may hold key material, so only the method, the admin token's id and
+  // the outcome are logged. With it, the audit line says all that and more.
+  if (!record.has_value()) {
+    Log("admin_call", status.ok() ? "info" : "warning")
+        .Add("method", method)
+        .Add("admin_token_id", caller.ok() ? caller->token_id() : "")
+        .Add("code", absl::StatusCodeToString(status.code()))
+        .Add("peer", context->peer());
+  } else {
     record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
     if (caller.ok()) {
       record->credential = "admin_token";
