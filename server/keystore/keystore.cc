@@ -941,6 +941,36 @@ std::vector<std::string> Keystore::RotateDueKeys(absl::Time now) {
   return rotated;
 }
 
+int Keystore::DeleteExpiredTokens(absl::Time now) {
+  std::vector<std::pair<std::string, TokenInfo>> expired;
+  for (const auto& [tenant_name, tenant] : snapshot()->tenants()) {
+    for (const TokenInfo& token : tenant->tokens) {
+      if (token.expire_time + kExpiredTokenRetention <= now) {
+        expired.emplace_back(tenant_name, token);
+      }
+    }
+  }
+  int deleted = 0;
+  for (const auto& [tenant, token] : expired) {
+    absl::Status status = DeleteToken(tenant, token.id);
+    if (absl::IsNotFound(status)) continue;  // another replica was first
+    if (!status.ok()) {
+      Log("expired_token_delete_failed", "warning")
+          .Add("tenant", tenant)
+          .Add("token_id", token.id)
+          .Add("detail", status.ToString());
+      continue;
+    }
+    ++deleted;
+    Log("expired_token_deleted")
+        .Add("tenant", tenant)
+        .Add("token_id", token.id)
+        .Add("expire_time", absl::FormatTime(absl::RFC3339_sec, token.expire_time,
+                                              absl::UTCTimeZone()));
+  }
+  return deleted;
+}
+
 absl::Duration Keystore::RotationCheckInterval() const {
   return std::clamp(state_->options.min_rotation_period / 10, absl::Milliseconds(100),
                     absl::Minutes(1));

@@ -146,6 +146,13 @@ class Keystore {
   // How often a server should call RotateDueKeys: a tenth of the shortest period
   // allowed, between 100 ms and a minute.
   absl::Duration RotationCheckInterval() const;
+  // Deletes the tokens (tenant and admin) that expired kExpiredTokenRetention or
+  // more before `now`: renewals leave a record per renewal, and a service renewing
+  // hourly would otherwise grow the keystore by thousands a year. A token's expiry
+  // never changes, so the snapshot decides; a replica that finds one already gone
+  // moves on. Returns how many this call deleted.
+  static constexpr absl::Duration kExpiredTokenRetention = absl::Hours(7 * 24);
+  int DeleteExpiredTokens(absl::Time now);
   absl::StatusOr<KeyInfo> GetKey(const std::string& tenant, const std::string& key) const;
   absl::StatusOr<std::vector<KeyInfo>> ListKeys(const std::string& tenant) const;
   // 1 <= version <= the primary version.

@@ -3,6 +3,7 @@
 // layout and watch) are tested beside each backend.
 #include "server/keystore/keystore.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -358,6 +359,48 @@ TEST_P(KeystoreTest, ReplicasRotateOncePerPeriod) {
   // 7 s at one rotation per 2 s: 3, or 2 when the key was made late in a second.
   EXPECT_GE(rotations.load(), 2);
   EXPECT_LE(rotations.load(), 3);
+}
+
+// A week after expiry a token's record goes (tenant and admin alike); tokens without
+// expiry, and ones expired more recently, stay listed.
+TEST_P(KeystoreTest, LongExpiredTokensAreDeleted) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  auto short_lived = ks->IssueToken("acme", {"hourly", {}, absl::Hours(1), {}});
+  auto lasting = ks->IssueToken("acme", std::string("lasting"));
+  auto weekly = ks->IssueToken("acme", {"weekly", {}, absl::Hours(24 * 30), {}});
+  auto admin = ks->IssueAdminToken({"ops", {}, absl::Hours(1), {}}, /*read_only=*/false);
+  ASSERT_TRUE(short_lived.ok() && lasting.ok() && weekly.ok() && admin.ok());
+  auto listed = [&](const std::string& tenant) {
+    std::vector<std::string> ids;
+    for (const TokenInfo& token : ks->snapshot()->FindTenant(tenant)->tokens) {
+      ids.push_back(token.id);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  auto sorted = [](std::initializer_list<std::string> list) {
+    std::vector<std::string> ids(list);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  const absl::Time now = absl::Now();
+  // Expired, but not for a week yet: kept.
+  EXPECT_EQ(ks->DeleteExpiredTokens(now + absl::Hours(2)), 0);
+  EXPECT_EQ(listed("acme"),
+            sorted({short_lived->info.id, lasting->info.id, weekly->info.id}));
+  // A week and an hour on: the hourly tenant token and the admin token go.
+  EXPECT_EQ(ks->DeleteExpiredTokens(now + absl::Hours(7 * 24 + 2)), 2);
+  EXPECT_EQ(listed("acme"), sorted({lasting->info.id, weekly->info.id}));
+  EXPECT_TRUE(listed(std::string(kAdminTokensTenant)).empty());
+  // Another replica (a second keystore on the same store) finds nothing left to do.
+  auto replica = OpenOrDie(/*create=*/false);
+  EXPECT_EQ(replica->DeleteExpiredTokens(now + absl::Hours(7 * 24 + 2)), 0);
+  // Reopened: the deletions were stored.
+  ks.reset();
+  replica.reset();
+  ks = OpenOrDie(/*create=*/false);
+  EXPECT_EQ(listed("acme"), sorted({lasting->info.id, weekly->info.id}));
 }
 
 TEST_P(KeystoreTest, BadTokenRequestsAreRefused) {

@@ -164,8 +164,11 @@ void SealboxServer::RotateDueKeys() {
   const absl::Duration interval = keystore_->RotationCheckInterval();
   while (!stopping_.WaitForNotificationWithTimeout(interval)) {
     // Only with a loaded, writable keystore: a replica cut off from the store leaves
-    // rotation to the others.
-    if (keystore_->Writable().ok()) keystore_->RotateDueKeys(absl::Now());
+    // rotation (and the deletion of long-expired tokens) to the others.
+    if (keystore_->Writable().ok()) {
+      keystore_->RotateDueKeys(absl::Now());
+      keystore_->DeleteExpiredTokens(absl::Now());
+    }
   }
 }
 

@@ -68,7 +68,8 @@ class SealboxServer {
   void Fail(const absl::Status& status);
   // The epoch_sweeper_ thread: DropIdleEpochs every config_.idle_epoch_sweep.
   void SweepIdleEpochs();
-  // The rotator_ thread: Keystore::RotateDueKeys every RotationCheckInterval.
+  // The rotator_ thread: Keystore::RotateDueKeys and DeleteExpiredTokens every
+  // RotationCheckInterval.
   void RotateDueKeys();
 
   ServerConfig config_;
