@@ -303,6 +303,46 @@ void Rpcs(Writer w) {
   w.Write("disable_key_version", RpcInput(kDisableKeyVersion, kAdmin, version_ref));
   w.Write("enable_key_version", RpcInput(kEnableKeyVersion, kAdmin, version_ref));
   w.Write("destroy_key_version", RpcInput(kDestroyKeyVersion, kAdmin, version_ref));
+
+  v1::SealBatchRequest seal_batch;
+  *seal_batch.add_items() = seal;
+  seal_batch.add_items()->set_key("missing");
+  w.Write("seal_batch", RpcInput(kSealBatch, kTenantToken, seal_batch));
+  v1::OpenBatchRequest open_batch;
+  open.set_key(kKeyName);
+  *open_batch.add_items() = open;
+  w.Write("open_batch", RpcInput(kOpenBatch, kTenantToken, open_batch));
+  v1::RewrapBatchRequest rewrap_batch;
+  *rewrap_batch.add_items() = rewrap;
+  w.Write("rewrap_batch", RpcInput(kRewrapBatch, kTenantToken, rewrap_batch));
+  v1::GenerateDataKeyRequest data_key;
+  data_key.set_key(kKeyName);
+  data_key.set_data_key_bytes(16);
+  data_key.set_include_plaintext(true);
+  w.Write("generate_data_key", RpcInput(kGenerateDataKey, kTenantToken, data_key));
+  v1::RenewTokenRequest renew;
+  renew.mutable_ttl()->set_seconds(3600);
+  w.Write("renew_token", RpcInput(kRenewToken, kTenantToken, renew));
+  v1::TrimKeyRequest trim;
+  trim.set_tenant("scratch");
+  trim.set_key("k2");
+  trim.set_min_available_version(2);
+  w.Write("trim_key", RpcInput(kTrimKey, kAdmin, trim));
+  v1::SetRotationPeriodRequest period;
+  period.set_tenant("scratch");
+  period.set_key("k2");
+  period.mutable_rotation_period()->set_seconds(90 * 86400);
+  w.Write("set_rotation_period", RpcInput(kSetRotationPeriod, kAdmin, period));
+  v1::IssueAdminTokenRequest admin_token;
+  admin_token.set_description("dashboard");
+  admin_token.set_read_only(true);
+  admin_token.mutable_ttl()->set_seconds(60);
+  w.Write("issue_admin_token", RpcInput(kIssueAdminToken, kAdmin, admin_token));
+  v1::RevokeAdminTokenRequest revoke_admin;
+  revoke_admin.set_token_id("0123456789abcdef");
+  w.Write("revoke_admin_token", RpcInput(kRevokeAdminToken, kAdmin, revoke_admin));
+  w.Write("list_admin_tokens",
+          RpcInput(kListAdminTokens, kAdmin, v1::ListAdminTokensRequest()));
   w.Write("empty", {});
 }
 

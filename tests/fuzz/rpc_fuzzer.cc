@@ -12,8 +12,10 @@
 // Input that does not parse is skipped.
 //
 // Admin calls name tenant "scratch" wherever they name "fuzz", so they can
-// never delete or revoke what the data-plane calls rely on; every 256 admin calls
-// all tenants but "fuzz" are deleted, so the keystore stays small.
+// never delete or revoke what the data-plane calls rely on, and never revoke the
+// bootstrap admin token the fuzzer's own admin calls use; every 256 admin calls all
+// tenants but "fuzz" and all admin tokens are deleted, so the keystore stays small.
+// Every call is audited (to /dev/null), so the audit path meets every outcome.
 #include <unistd.h>
 
 #include <cstdint>
@@ -120,6 +122,17 @@ void Cleanup(const Fixture& f) {
     Check(Call(f, *f.admin, &v1::Admin::Stub::DeleteTenant, request, kAdmin).ok(),
           "DeleteTenant failed");
   }
+  grpc::ClientContext list_context;
+  Authorize(f, kAdmin, list_context);
+  v1::ListAdminTokensResponse admin_tokens;
+  Check(f.admin->ListAdminTokens(&list_context, {}, &admin_tokens).ok(),
+        "ListAdminTokens failed");
+  for (const v1::TokenInfo& token : admin_tokens.tokens()) {
+    v1::RevokeAdminTokenRequest request;
+    request.set_token_id(token.id());
+    Check(Call(f, *f.admin, &v1::Admin::Stub::RevokeAdminToken, request, kAdmin).ok(),
+          "RevokeAdminToken failed");
+  }
   v1::CreateTenantRequest create;
   create.set_name(kScratchTenant);
   Check(Call(f, *f.admin, &v1::Admin::Stub::CreateTenant, create, kAdmin).ok(),
@@ -141,6 +154,8 @@ Fixture& GetFixture() {
     // per-address limit on failed authentication, every later call would be refused
     // before reaching its RPC's validation.
     config.auth_limits.max_failures = 0;
+    config.audit = server::AuditLevel::kAll;
+    config.audit_log = "/dev/null";
     const std::string data_dir = config.data_dir;
     // The folder goes when the process ends normally (a crash leaves it for study).
     static const std::string* to_remove = new std::string(data_dir);
@@ -219,6 +234,13 @@ void AdminUnary(Fixture& f,
   if (++f.admin_calls % kAdminCallsBetweenCleanups == 0) Cleanup(f);
 }
 
+// RevokeAdminToken, but never of the bootstrap token: the fuzzer's admin calls need it.
+void RevokeAdminToken(Fixture& f, absl::Span<const uint8_t> bytes, int credential) {
+  v1::RevokeAdminTokenRequest request;
+  if (!Parse(bytes, &request) || request.token_id() == "bootstrap") return;
+  CheckAnswer(Call(f, *f.admin, &v1::Admin::Stub::RevokeAdminToken, request, credential));
+}
+
 // Sends every message, reading answers as they come (as a real client must: the
 // server answers each message before it reads the next).
 template <typename Request, typename Response, typename Open>
@@ -275,6 +297,16 @@ void CallOne(const uint8_t* data, size_t size) {
     case kDisableKeyVersion: return AdminUnary(f, &A::DisableKeyVersion, input.Rest(), credential);
     case kEnableKeyVersion: return AdminUnary(f, &A::EnableKeyVersion, input.Rest(), credential);
     case kDestroyKeyVersion: return AdminUnary(f, &A::DestroyKeyVersion, input.Rest(), credential);
+    case kSealBatch: return CryptoUnary(f, &C::SealBatch, input.Rest(), credential);
+    case kOpenBatch: return CryptoUnary(f, &C::OpenBatch, input.Rest(), credential);
+    case kRewrapBatch: return CryptoUnary(f, &C::RewrapBatch, input.Rest(), credential);
+    case kGenerateDataKey: return CryptoUnary(f, &C::GenerateDataKey, input.Rest(), credential);
+    case kRenewToken: return CryptoUnary(f, &C::RenewToken, input.Rest(), credential);
+    case kTrimKey: return AdminUnary(f, &A::TrimKey, input.Rest(), credential);
+    case kSetRotationPeriod: return AdminUnary(f, &A::SetRotationPeriod, input.Rest(), credential);
+    case kIssueAdminToken: return AdminUnary(f, &A::IssueAdminToken, input.Rest(), credential);
+    case kRevokeAdminToken: return RevokeAdminToken(f, input.Rest(), credential);
+    case kListAdminTokens: return AdminUnary(f, &A::ListAdminTokens, input.Rest(), credential);
   }
 }
 

@@ -11,6 +11,9 @@ enum Rpc {
   kCreateTenant, kDeleteTenant, kListTenants, kIssueToken, kRevokeToken,
   kCreateKey, kImportKey, kRotateKey, kGetKey, kListKeys,
   kSetMinDecryptionVersion, kDisableKeyVersion, kEnableKeyVersion, kDestroyKeyVersion,
+  // Added later, so the first ones keep their numbers (and the corpus its meaning).
+  kSealBatch, kOpenBatch, kRewrapBatch, kGenerateDataKey, kRenewToken,
+  kTrimKey, kSetRotationPeriod, kIssueAdminToken, kRevokeAdminToken, kListAdminTokens,
   kRpcCount
 };
 
