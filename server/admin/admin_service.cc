@@ -93,7 +93,8 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
         .Add("code", absl::StatusCodeToString(status.code()))
         .Add("peer", context->peer());
   } else {
-    record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+    // A failed call sends only its status.
+    if (status.ok()) record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
     if (caller.ok()) {
       record->credential = "admin_token";
       record->token_id = caller->token_id();

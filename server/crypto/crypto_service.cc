@@ -105,6 +105,7 @@ class UnaryCall {
         method_, status, started_, [this] { return context_->peer(); }, *metrics_);
     if (record_.has_value()) {
       detail(*record_);
+      if (!status.ok()) record_->response_bytes = 0;  // only the status is sent
       FinishAuditRecord(*audit_, *std::move(record_), status.code());
     }
     grpc::ServerUnaryReactor* reactor =

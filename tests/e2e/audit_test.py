@@ -231,8 +231,9 @@ class AuditAll(unittest.TestCase):
         self.assertIn("decryption failed (request id ", stderr)
         request_id = stderr.split("(request id ")[1].split(")")[0]
         [line] = self.settled()[before:]
-        self.assertEqual((line["request_id"], line["method"], line["code"]),
-                         (request_id, "Open", "INVALID_ARGUMENT"))
+        self.assertEqual((line["request_id"], line["method"], line["code"],
+                          line["response_bytes"]),
+                         (request_id, "Open", "INVALID_ARGUMENT", 0))
 
     def test_the_operations_doc_example(self):
         """docs/OPERATIONS.md's audit block, run as written: four lines, and the doc's
