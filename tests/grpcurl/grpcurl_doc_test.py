@@ -131,7 +131,10 @@ class GrpcurlDocTest(unittest.TestCase):
         script = "\n".join([
             "set -eo pipefail",
             f"source {state}",
-            command.replace(DOC_ADDRESS, f"localhost:{self.servers.ports[server]}"),
+            # 127.0.0.1, not localhost: localhost also resolves to ::1, where another
+            # test's server may hold the same port number (the client then logs a
+            # failed handshake before it tries 127.0.0.1).
+            command.replace(DOC_ADDRESS, f"127.0.0.1:{self.servers.ports[server]}"),
             # What the block exported, for the blocks after it.
             f"export -p | grep -v -E '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {state}",
         ])
