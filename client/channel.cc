@@ -76,21 +76,16 @@ void Connection::Prepare(grpc::ClientContext& context, CallKind kind) const {
 
 namespace {
 
-// " (request id ...)" when the server sent one, else "".
-std::string RequestIdNote(const grpc::ClientContext& context) {
+// The same status, its message ending " (request id ...)" when the server sent one.
+grpc::Status WithRequestId(const grpc::Status& status, const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
   auto it = trailers.find("sealbox-request-id");
-  if (it == trailers.end()) return "";
-  return absl::StrCat(" (request id ",
-                      absl::string_view(it->second.data(), it->second.size()), ")");
-}
-
-// The same status, its message noting the request id.
-grpc::Status WithRequestId(const grpc::Status& status, const grpc::ClientContext& context) {
-  const std::string note = RequestIdNote(context);
-  if (note.empty()) return status;
-  return grpc::Status(status.error_code(), status.error_message() + note,
-                      status.error_details());
+  if (it == trailers.end()) return status;
+  return grpc::Status(
+      status.error_code(),
+      absl::StrCat(status.error_message(), " (request id ",
+                   absl::string_view(it->second.data(), it->second.size()), ")"),
+      status.error_details());
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   const absl::Time started = absl::Now();
   std::optional<AuditRecord> record;
   if (audit_ != nullptr) {
-    record = StartAuditRecord(*audit_, *context, "sealbox.v1.Admin", method);
+    record = StartAuditRecord(*audit_, *context, v1::Admin::service_full_name(), method,
+                              started);
     AuditTarget(request, method, *record);
   }
   absl::StatusOr<Principal> caller = authenticator_->Admin(*context, keystore_->snapshot());

@@ -13,9 +13,10 @@ constexpr size_t kMaxClientRequestId = 128;
 }  // namespace
 
 AuditRecord StartAuditRecord(AuditLog& log, grpc::CallbackServerContext& context,
-                             absl::string_view service, absl::string_view method) {
+                             absl::string_view service, absl::string_view method,
+                             absl::Time started) {
   AuditRecord record;
-  record.time = absl::Now();
+  record.time = started;
   record.service = service;
   record.method = method;
   record.request_id = log.NextRequestId();

@@ -1,5 +1,5 @@
-// What every audited call fills in the same way, at its start: the time, a request
-// id (also sent back as the trailing metadata "sealbox-request-id", so a caller can
+// What every audited call fills in the same way, at its start: when it arrived, a
+// request id (also sent back as the trailing metadata "sealbox-request-id", so a caller can
 // quote it), the caller's own x-request-id, and the peer.
 #ifndef SEALBOX_SERVER_AUDIT_AUDIT_CALL_H_
 #define SEALBOX_SERVER_AUDIT_AUDIT_CALL_H_
@@ -13,8 +13,10 @@ namespace sealbox::server {
 
 inline constexpr char kRequestIdMetadata[] = "sealbox-request-id";
 
+// `started`: when the call arrived, as the call already measures it for its metrics.
 AuditRecord StartAuditRecord(AuditLog& log, grpc::CallbackServerContext& context,
-                             absl::string_view service, absl::string_view method);
+                             absl::string_view service, absl::string_view method,
+                             absl::Time started);
 
 // Sets the outcome and latency and hands the record to the log.
 void FinishAuditRecord(AuditLog& log, AuditRecord record, absl::StatusCode code);

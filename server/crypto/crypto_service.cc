@@ -37,8 +37,6 @@ class WipeWhenDone final : public grpc::ServerUnaryReactor {
   const std::vector<std::string*> plaintexts_;
 };
 
-constexpr absl::string_view kService = "sealbox.v1.Crypto";
-
 // What a call adds to its audit record at the end (nothing, by default).
 struct NoDetail {
   void operator()(AuditRecord&) const {}
@@ -86,7 +84,10 @@ class UnaryCall {
             const char* method)
       : context_(context), metrics_(metrics), audit_(audit), method_(method),
         started_(absl::Now()) {
-    if (audit_ != nullptr) record_ = StartAuditRecord(*audit_, *context, kService, method);
+    if (audit_ != nullptr) {
+      record_ = StartAuditRecord(*audit_, *context, v1::Crypto::service_full_name(), method,
+                                 started_);
+    }
   }
 
   absl::StatusOr<Caller> Authenticate(const Admission& admission) {

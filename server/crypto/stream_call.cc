@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "crypto/secret/secure_wipe.h"
+#include "sealbox/v1/data.grpc.pb.h"
 #include "server/audit/audit_call.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/stream_wire.h"
@@ -44,7 +45,8 @@ void StreamCall::Begin() {
   peer_ = context_->peer();  // a cancelled call no longer knows it
   absl::MutexLock lock(&mu_);
   if (audit_ != nullptr) {
-    record_ = StartAuditRecord(*audit_, *context_, "sealbox.v1.Crypto", method_);
+    record_ = StartAuditRecord(*audit_, *context_, v1::Crypto::service_full_name(), method_,
+                               started_);
   }
   if (slots_.open.fetch_add(1) >= slots_.max_open) {
     return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
