@@ -5,30 +5,13 @@
 
 #include "benchmark/benchmark.h"
 #include "server/audit/audit_log.h"
+#include "server/audit/audit_testing.h"
 
 namespace sealbox::server {
 namespace {
 
-AuditRecord SealRecord() {
-  AuditRecord record;
-  record.time = absl::Now();
-  record.latency = absl::Microseconds(52);
-  record.service = "sealbox.v1.Crypto";
-  record.method = "Seal";
-  record.request_id = "3f09c2d17a5b4e01-00000000002a";
-  record.peer = "ipv4:127.0.0.1:41234";
-  record.credential = "token";
-  record.token_id = "9c1d0e5a7b3f2e11";
-  record.tenant = "acme";
-  record.key = "orders";
-  record.key_version = 3;
-  record.request_bytes = 1035;
-  record.response_bytes = 1085;
-  return record;
-}
-
 void BM_AppendAuditLine(benchmark::State& state) {
-  const AuditRecord record = SealRecord();
+  const AuditRecord record = ExampleSealRecord();
   std::string out;
   for (auto _ : state) {
     out.clear();
@@ -51,7 +34,7 @@ void BM_RecordToDevNull(benchmark::State& state) {
   static Metrics* metrics = new Metrics;
   static AuditLog* log = AuditLog::Open({.path = "/dev/null"}, metrics)->release();
   for (auto _ : state) {
-    AuditRecord record = SealRecord();
+    AuditRecord record = ExampleSealRecord();
     record.request_id = log->NextRequestId();
     log->Record(std::move(record));
   }

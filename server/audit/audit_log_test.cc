@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "server/audit/audit_testing.h"
 
 namespace sealbox::server {
 namespace {
@@ -52,21 +53,10 @@ bool Eventually(Condition condition) {
   return true;
 }
 
+// The example record with request id "r<i>", to tell lines apart.
 AuditRecord SealRecord(int i) {
-  AuditRecord record;
-  record.time = absl::FromUnixMicros(1764943200123456);
-  record.latency = absl::Microseconds(52);
-  record.service = "sealbox.v1.Crypto";
-  record.method = "Seal";
+  AuditRecord record = ExampleSealRecord();
   record.request_id = absl::StrCat("r", i);
-  record.peer = "ipv4:127.0.0.1:41234";
-  record.credential = "token";
-  record.token_id = "t1";
-  record.tenant = "acme";
-  record.key = "orders";
-  record.key_version = 3;
-  record.request_bytes = 1035;
-  record.response_bytes = 1085;
   return record;
 }
 
@@ -79,7 +69,7 @@ TEST(AuditRecordTest, IsOneLineOfJsonWithFixedFields) {
             "{\"time\":\"2025-12-05T14:00:00.123456Z\",\"request_id\":\"r7\","
             "\"service\":\"sealbox.v1.Crypto\",\"method\":\"Seal\",\"code\":\"OK\","
             "\"latency_us\":52,\"peer\":\"ipv4:127.0.0.1:41234\",\"credential\":\"token\","
-            "\"token_id\":\"t1\",\"tenant\":\"acme\",\"key\":\"orders\",\"key_version\":3,"
+            "\"token_id\":\"9c1d0e5a7b3f2e11\",\"tenant\":\"acme\",\"key\":\"orders\",\"key_version\":3,"
             "\"request_bytes\":1035,\"response_bytes\":1085,"
             "\"client_request_id\":\"abc \\\"quoted\\\"\"}\n");
 }
