@@ -14,6 +14,7 @@
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/crypto_streams.h"
+#include "server/crypto/wire_response.h"
 #include "server/grpc_status.h"
 
 namespace sealbox::server {
@@ -51,6 +52,30 @@ auto UnaryDetail(const Request& request, const Response& response) {
     record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
     record.response_bytes = static_cast<int64_t>(response.ByteSizeLong());
   };
+}
+
+// The same for a call in its wire form: the sizes are the messages' own.
+template <typename Request, typename Response>
+auto WireDetail(const Request& request, const Response& response,
+                const grpc::ByteBuffer& wire_request, const grpc::ByteBuffer& wire_response) {
+  return [&](AuditRecord& record) {
+    record.key = request.key();
+    record.key_version = response.key_version();
+    record.request_bytes = static_cast<int64_t>(wire_request.Length());
+    record.response_bytes = static_cast<int64_t>(wire_response.Length());
+  };
+}
+
+// Parses a request as gRPC would for a typed method (the same parser), but answers
+// a malformed one with INVALID_ARGUMENT and its type, not INTERNAL.
+template <typename Request>
+absl::Status ParseRequest(const grpc::ByteBuffer& wire, Request& request) {
+  grpc::ByteBuffer shared(wire);  // the same slices; parsing consumes the buffer
+  if (!grpc::SerializationTraits<Request>::Deserialize(&shared, &request).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request is not a valid ", Request::descriptor()->full_name()));
+  }
+  return absl::OkStatus();
 }
 
 // A batch call's items, failures, the keys it named and sizes.
@@ -200,35 +225,61 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       work_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 
+template <typename Request, typename Response, typename Work>
+grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
+    grpc::CallbackServerContext* context, const char* method,
+    const grpc::ByteBuffer& wire_request, grpc::ByteBuffer& wire_response,
+    std::string* (Response::*output)(), bool secret, Work work) {
+  UnaryCall call(context, metrics_, audit_, method);
+  Request request;
+  Response response;
+  // Parsed first, as gRPC does for a typed call, so a refusal's audit line has the key.
+  absl::Status status = ParseRequest(wire_request, request);
+  if (status.ok()) {
+    absl::StatusOr<Caller> caller = call.Authenticate(admission_);
+    status = caller.ok() ? work(*caller, request, response) : caller.status();
+  }
+  std::string& bytes = *(response.*output)();
+  if (status.ok()) {
+    wire_response = ResponseAroundBytes(/*field=*/1, secret ? TakeSecret(bytes) : std::move(bytes),
+                                        secret, response);
+  } else if (secret) {
+    crypto::SecureWipe(bytes.data(), bytes.size());  // a failure's partial output
+  }
+  return call.Done(status, {}, WireDetail(request, response, wire_request, wire_response));
+}
+
 grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
-                                              const v1::SealRequest* request,
-                                              v1::SealResponse* response) {
-  UnaryCall call(context, metrics_, audit_, "Seal");
-  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  const absl::Status status =
-      caller.ok() ? work_.Seal(*caller, *request, *response) : caller.status();
-  return call.Done(status, {}, UnaryDetail(*request, *response));
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) {
+  return OutputFirstCall<v1::SealRequest, v1::SealResponse>(
+      context, "Seal", *request, *response, &v1::SealResponse::mutable_ciphertext,
+      /*secret=*/false, [this](const Caller& caller, const v1::SealRequest& request,
+                               v1::SealResponse& response) {
+        return work_.Seal(caller, request, response);
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
-                                              const v1::OpenRequest* request,
-                                              v1::OpenResponse* response) {
-  UnaryCall call(context, metrics_, audit_, "Open");
-  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  const absl::Status status =
-      caller.ok() ? work_.Open(*caller, *request, *response) : caller.status();
-  return call.Done(status, {response->mutable_plaintext()},
-                   UnaryDetail(*request, *response));
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) {
+  return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(
+      context, "Open", *request, *response, &v1::OpenResponse::mutable_plaintext,
+      /*secret=*/true, [this](const Caller& caller, const v1::OpenRequest& request,
+                              v1::OpenResponse& response) {
+        return work_.Open(caller, request, response);
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
-                                                const v1::RewrapRequest* request,
-                                                v1::RewrapResponse* response) {
-  UnaryCall call(context, metrics_, audit_, "Rewrap");
-  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-  const absl::Status status =
-      caller.ok() ? work_.Rewrap(*caller, *request, *response) : caller.status();
-  return call.Done(status, {}, UnaryDetail(*request, *response));
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  return OutputFirstCall<v1::RewrapRequest, v1::RewrapResponse>(
+      context, "Rewrap", *request, *response, &v1::RewrapResponse::mutable_ciphertext,
+      /*secret=*/false, [this](const Caller& caller, const v1::RewrapRequest& request,
+                               v1::RewrapResponse& response) {
+        return work_.Rewrap(caller, request, response);
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,

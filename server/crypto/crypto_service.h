@@ -5,6 +5,7 @@
 #define SEALBOX_SERVER_CRYPTO_CRYPTO_SERVICE_H_
 
 #include <cstddef>
+#include <string>
 
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/audit/audit_log.h"
@@ -19,11 +20,13 @@
 
 namespace sealbox::server {
 
-// The unary calls typed, the streams in their wire form (stream_wire.h), all on the
-// callback API. A method added to the proto is added here too.
-using CryptoCallbackService = v1::Crypto::WithCallbackMethod_Seal<
-    v1::Crypto::WithCallbackMethod_Open<v1::Crypto::WithRawCallbackMethod_SealStream<
-        v1::Crypto::WithRawCallbackMethod_OpenStream<v1::Crypto::WithCallbackMethod_Rewrap<
+// All on the callback API. Seal, Open and Rewrap take their requests and give their
+// responses in the wire form (their output goes to gRPC uncopied: wire_response.h),
+// as do the streams (stream_wire.h); the other calls are typed. A method added to the
+// proto is added here too.
+using CryptoCallbackService = v1::Crypto::WithRawCallbackMethod_Seal<
+    v1::Crypto::WithRawCallbackMethod_Open<v1::Crypto::WithRawCallbackMethod_SealStream<
+        v1::Crypto::WithRawCallbackMethod_OpenStream<v1::Crypto::WithRawCallbackMethod_Rewrap<
             v1::Crypto::WithCallbackMethod_SealBatch<v1::Crypto::WithCallbackMethod_OpenBatch<
                 v1::Crypto::WithCallbackMethod_RewrapBatch<
                     v1::Crypto::WithCallbackMethod_GenerateDataKey<
@@ -41,14 +44,14 @@ class CryptoService final : public CryptoCallbackService {
                 CryptoLimits limits, Metrics* metrics, AuditLog* audit);
 
   grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
-                                 const v1::SealRequest* request,
-                                 v1::SealResponse* response) override;
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Open(grpc::CallbackServerContext* context,
-                                 const v1::OpenRequest* request,
-                                 v1::OpenResponse* response) override;
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* context,
-                                   const v1::RewrapRequest* request,
-                                   v1::RewrapResponse* response) override;
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* SealBatch(grpc::CallbackServerContext* context,
                                       const v1::SealBatchRequest* request,
                                       v1::SealBatchResponse* response) override;
@@ -70,6 +73,16 @@ class CryptoService final : public CryptoCallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
+  // Seal, Open and Rewrap: `work` (UnaryWork's) turns the parsed request into a
+  // response whose field 1 is the output, sent uncopied (wiped after if `secret`).
+  template <typename Request, typename Response, typename Work>
+  grpc::ServerUnaryReactor* OutputFirstCall(grpc::CallbackServerContext* context,
+                                            const char* method,
+                                            const grpc::ByteBuffer& wire_request,
+                                            grpc::ByteBuffer& wire_response,
+                                            std::string* (Response::*output)(),
+                                            bool secret, Work work);
+
   Keystore* keystore_;
   const Admission admission_;
   const CryptoLimits limits_;

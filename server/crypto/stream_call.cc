@@ -10,6 +10,7 @@
 #include "server/audit/audit_call.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/stream_wire.h"
+#include "server/crypto/wire_response.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 
@@ -190,7 +191,8 @@ void StreamCall::Read() { StartRead(&request_); }
 void StreamCall::Send() {
   std::string chunk;
   if (sent_ == 0 && out_.size() <= kMaxResponseChunk) {
-    chunk.swap(out_);
+    chunk = handler_->OutputIsSecret() ? TakeSecret(out_) : std::move(out_);
+    out_.clear();  // a moved-from string's state is unspecified
   } else {
     const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
     chunk.assign(out_, sent_, n);

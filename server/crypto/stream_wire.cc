@@ -4,16 +4,15 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "crypto/secret/secure_wipe.h"
+#include "server/crypto/wire_response.h"
 
 namespace sealbox::server {
 namespace {
 
-// Field numbers: the request's oneof, and the response's two fields.
+// Field numbers: the request's oneof, and the response's chunk.
 constexpr uint64_t kStartField = 1;
 constexpr uint64_t kChunkField = 2;
-constexpr uint64_t kResponseChunkField = 1;
-constexpr uint64_t kResponseVersionField = 2;
+constexpr uint32_t kResponseChunkField = 1;
 // Protobuf's limits: a tag fits 32 bits (so field numbers stay below 2^29), a
 // length 31.
 constexpr uint64_t kMaxTag = 0xffffffff;
@@ -83,28 +82,6 @@ class WireReader {
   size_t offset_ = 0;  // within it
 };
 
-size_t PutVarint(uint64_t value, uint8_t* out) {
-  size_t n = 0;
-  while (value >= 0x80) {
-    out[n++] = static_cast<uint8_t>(value | 0x80);
-    value >>= 7;
-  }
-  out[n++] = static_cast<uint8_t>(value);
-  return n;
-}
-
-// A response's output, owned by the slice gRPC sends until gRPC releases it.
-struct OwnedOutput {
-  std::string bytes;
-  bool secret;
-};
-
-void ReleaseOutput(void* owned) {
-  auto* output = static_cast<OwnedOutput*>(owned);
-  if (output->secret) crypto::SecureWipe(output->bytes.data(), output->bytes.size());
-  delete output;
-}
-
 }  // namespace
 
 absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& request) {
@@ -167,20 +144,9 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
 }
 
 grpc::ByteBuffer StreamResponse(std::string output, uint32_t key_version, bool secret) {
-  std::vector<grpc::Slice> slices;
-  slices.reserve(3);
-  if (!output.empty()) {
-    uint8_t head[11] = {static_cast<uint8_t>(kResponseChunkField << 3 | kLength)};
-    const size_t head_size = 1 + PutVarint(output.size(), head + 1);
-    slices.emplace_back(head, head_size);  // copied: a few bytes
-    auto* owned = new OwnedOutput{std::move(output), secret};
-    slices.emplace_back(owned->bytes.data(), owned->bytes.size(), &ReleaseOutput, owned);
-  }
-  if (key_version != 0) {  // proto3 leaves a zero out
-    uint8_t tail[11] = {static_cast<uint8_t>(kResponseVersionField << 3 | kVarint)};
-    slices.emplace_back(tail, 1 + PutVarint(key_version, tail + 1));
-  }
-  return grpc::ByteBuffer(slices.data(), slices.size());
+  v1::SealStreamResponse rest;  // OpenStreamResponse's fields are numbered alike
+  rest.set_key_version(key_version);
+  return ResponseAroundBytes(kResponseChunkField, std::move(output), secret, rest);
 }
 
 }  // namespace sealbox::server

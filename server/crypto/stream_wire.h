@@ -39,7 +39,7 @@ struct StreamRequestView {
 absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& request);
 
 // A response carrying `output` (taken over without a copy; wiped when gRPC releases
-// it if `secret`) and `key_version`.
+// it if `secret`: wire_response.h) and `key_version`.
 grpc::ByteBuffer StreamResponse(std::string output, uint32_t key_version, bool secret);
 
 }  // namespace sealbox::server

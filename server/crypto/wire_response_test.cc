@@ -1,0 +1,83 @@
+#include "server/crypto/wire_response.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sealbox/v1/data.pb.h"
+
+namespace sealbox::server {
+namespace {
+
+std::string Flat(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  std::string flat;
+  for (const grpc::Slice& slice : slices) {
+    flat.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return flat;
+}
+
+// The wire form is byte for byte what protobuf writes for the whole message, for
+// outputs around every varint length boundary and with the small fields set or not.
+TEST(ResponseAroundBytes, IsProtobufsOwnEncoding) {
+  for (size_t size : {0, 1, 15, 16, 63, 64, 127, 128, 16383, 16384, 65536, 2097152}) {
+    for (bool with_fields : {false, true}) {
+      v1::SealResponse expected;
+      expected.set_ciphertext(std::string(size, 'c'));
+      v1::SealResponse rest;
+      if (with_fields) {
+        rest.set_key_version(300);
+        rest.set_ciphertext_crc32c(0xdeadbeef);
+        rest.set_verified_associated_data_crc32c(true);
+      }
+      expected.MergeFrom(rest);
+      const grpc::ByteBuffer wire =
+          ResponseAroundBytes(1, expected.ciphertext(), /*secret=*/false, rest);
+      EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size << " " << with_fields;
+      EXPECT_EQ(wire.Length(), expected.ByteSizeLong());
+    }
+  }
+}
+
+TEST(ResponseAroundBytes, AnyFieldNumberParses) {
+  v1::OpenResponse rest;
+  rest.set_key_version(7);
+  const grpc::ByteBuffer wire = ResponseAroundBytes(1, "opened", /*secret=*/true, rest);
+  v1::OpenResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Flat(wire)));
+  EXPECT_EQ(parsed.plaintext(), "opened");
+  EXPECT_EQ(parsed.key_version(), 7u);
+}
+
+// The output's buffer itself becomes the slice: no copy of a large output.
+TEST(ResponseAroundBytes, TakesTheOutputsBuffer) {
+  std::string output(1 << 20, 'x');
+  const char* buffer = output.data();
+  const grpc::ByteBuffer wire =
+      ResponseAroundBytes(1, std::move(output), /*secret=*/false, v1::SealResponse());
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(wire.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 2u);  // the field's tag and length, then the output
+  EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), buffer);
+}
+
+TEST(TakeSecret, LongStringsChangeOwnerShortOnesAreWiped) {
+  std::string long_secret(100, 's');
+  const char* buffer = long_secret.data();
+  std::string taken = TakeSecret(long_secret);
+  EXPECT_EQ(taken.data(), buffer);
+  EXPECT_EQ(taken, std::string(100, 's'));
+
+  std::string short_secret = "pin 1234";
+  const char* inside = short_secret.data();
+  taken = TakeSecret(short_secret);
+  EXPECT_EQ(taken, "pin 1234");
+  EXPECT_TRUE(short_secret.empty());
+  // Where the short string kept its bytes, none is left.
+  for (size_t i = 0; i < taken.size(); ++i) EXPECT_EQ(inside[i], '\0') << i;
+}
+
+}  // namespace
+}  // namespace sealbox::server
