@@ -21,6 +21,8 @@ struct Implementation {
 const std::vector<Implementation>& Implementations() {
   static const auto* all = new std::vector<Implementation>{
 #if defined(__x86_64__)
+      {"x86_sse42_pclmul", crc32c_internal::ExtendX86Pclmul,
+       [](const CpuFeatures& f) { return f.x86_sse42 && f.x86_pclmulqdq; }},
       {"x86_sse42", crc32c_internal::ExtendX86Sse42,
        [](const CpuFeatures& f) { return f.x86_sse42; }},
 #elif defined(__aarch64__)

@@ -42,6 +42,12 @@ uint32_t Crc32cShift::operator()(uint32_t state) const {
          tables_[2][(state >> 16) & 0xff] ^ tables_[3][state >> 24];
 }
 
+uint32_t ShiftMultiplier(size_t bytes) {
+  // x^7 is bit 24 of a raw state (bit i holds x^(31 - i)); 5 bytes less of shift
+  // makes x^(7 + 8 * (bytes - 5)) = x^(8 * bytes - 33).
+  return ZeroBytes(uint32_t{1} << 24, bytes - 5);
+}
+
 const Crc32cShift& LongShift() {
   static const auto* shift = new Crc32cShift(kLongBlock);
   return *shift;

@@ -25,6 +25,13 @@ class Crc32cShift {
   std::array<std::array<uint32_t, 256>, 4> tables_;
 };
 
+// The same move as a multiplier for carry-less multiplication: the raw state of
+// x^(8 * bytes - 33) mod the polynomial (bytes >= 5). PCLMULQDQ of a state by it,
+// reduced by the `crc32` instruction (which multiplies its 64-bit input by x^32),
+// moves the state `bytes` on: one multiply instead of four table lookups. (Both
+// operands are bit-reflected, so their product carries one more factor of x.)
+uint32_t ShiftMultiplier(size_t bytes);
+
 // The block sizes the kernels interleave three streams over, and their shifts.
 inline constexpr size_t kLongBlock = 8192;
 inline constexpr size_t kShortBlock = 256;
