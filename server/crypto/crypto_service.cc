@@ -241,8 +241,9 @@ grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
   }
   std::string& bytes = *(response.*output)();
   if (status.ok()) {
-    wire_response = ResponseAroundBytes(/*field=*/1, secret ? TakeSecret(bytes) : std::move(bytes),
-                                        secret, response);
+    std::string taken = secret ? TakeSecret(bytes) : std::move(bytes);
+    bytes.clear();  // a moved-from string's state is unspecified: not sent twice
+    wire_response = ResponseAroundBytes(/*field=*/1, std::move(taken), secret, response);
   } else if (secret) {
     crypto::SecureWipe(bytes.data(), bytes.size());  // a failure's partial output
   }
