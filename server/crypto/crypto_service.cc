@@ -225,11 +225,12 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       work_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 
-template <typename Request, typename Response, typename Work>
+template <typename Request, typename Response>
 grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
     grpc::CallbackServerContext* context, const char* method,
     const grpc::ByteBuffer& wire_request, grpc::ByteBuffer& wire_response,
-    std::string* (Response::*output)(), bool secret, Work work) {
+    UnaryWorkMethod<Request, Response> work, std::string* (Response::*output)(),
+    bool secret) {
   UnaryCall call(context, metrics_, audit_, method);
   Request request;
   Response response;
@@ -237,12 +238,12 @@ grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
   absl::Status status = ParseRequest(wire_request, request);
   if (status.ok()) {
     absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-    status = caller.ok() ? work(*caller, request, response) : caller.status();
+    status = caller.ok() ? (work_.*work)(*caller, request, response) : caller.status();
   }
   std::string& bytes = *(response.*output)();
   if (status.ok()) {
-    std::string taken = secret ? TakeSecret(bytes) : std::move(bytes);
-    bytes.clear();  // a moved-from string's state is unspecified: not sent twice
+    // Taken out of the response first, so that the rest does not carry it again.
+    std::string taken = TakeOutput(bytes, secret);
     wire_response = ResponseAroundBytes(/*field=*/1, std::move(taken), secret, response);
   } else if (secret) {
     crypto::SecureWipe(bytes.data(), bytes.size());  // a failure's partial output
@@ -254,33 +255,24 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::SealRequest, v1::SealResponse>(
-      context, "Seal", *request, *response, &v1::SealResponse::mutable_ciphertext,
-      /*secret=*/false, [this](const Caller& caller, const v1::SealRequest& request,
-                               v1::SealResponse& response) {
-        return work_.Seal(caller, request, response);
-      });
+      context, "Seal", *request, *response, &UnaryWork::Seal,
+      &v1::SealResponse::mutable_ciphertext, /*secret=*/false);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(
-      context, "Open", *request, *response, &v1::OpenResponse::mutable_plaintext,
-      /*secret=*/true, [this](const Caller& caller, const v1::OpenRequest& request,
-                              v1::OpenResponse& response) {
-        return work_.Open(caller, request, response);
-      });
+      context, "Open", *request, *response, &UnaryWork::Open,
+      &v1::OpenResponse::mutable_plaintext, /*secret=*/true);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
                                                 const grpc::ByteBuffer* request,
                                                 grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::RewrapRequest, v1::RewrapResponse>(
-      context, "Rewrap", *request, *response, &v1::RewrapResponse::mutable_ciphertext,
-      /*secret=*/false, [this](const Caller& caller, const v1::RewrapRequest& request,
-                               v1::RewrapResponse& response) {
-        return work_.Rewrap(caller, request, response);
-      });
+      context, "Rewrap", *request, *response, &UnaryWork::Rewrap,
+      &v1::RewrapResponse::mutable_ciphertext, /*secret=*/false);
 }
 
 grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,

@@ -73,15 +73,20 @@ class CryptoService final : public CryptoCallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
-  // Seal, Open and Rewrap: `work` (UnaryWork's) turns the parsed request into a
-  // response whose field 1 is the output, sent uncopied (wiped after if `secret`).
-  template <typename Request, typename Response, typename Work>
+  template <typename Request, typename Response>
+  using UnaryWorkMethod = absl::Status (UnaryWork::*)(const Caller&, const Request&,
+                                                      Response&);
+
+  // Seal, Open and Rewrap: `work` turns the parsed request into a response whose
+  // field 1, `output`, is sent uncopied (and wiped after if `secret`).
+  template <typename Request, typename Response>
   grpc::ServerUnaryReactor* OutputFirstCall(grpc::CallbackServerContext* context,
                                             const char* method,
                                             const grpc::ByteBuffer& wire_request,
                                             grpc::ByteBuffer& wire_response,
+                                            UnaryWorkMethod<Request, Response> work,
                                             std::string* (Response::*output)(),
-                                            bool secret, Work work);
+                                            bool secret);
 
   Keystore* keystore_;
   const Admission admission_;

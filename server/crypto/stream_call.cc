@@ -191,8 +191,7 @@ void StreamCall::Read() { StartRead(&request_); }
 void StreamCall::Send() {
   std::string chunk;
   if (sent_ == 0 && out_.size() <= kMaxResponseChunk) {
-    chunk = handler_->OutputIsSecret() ? TakeSecret(out_) : std::move(out_);
-    out_.clear();  // a moved-from string's state is unspecified
+    chunk = TakeOutput(out_, handler_->OutputIsSecret());
   } else {
     const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
     chunk.assign(out_, sent_, n);

@@ -56,11 +56,15 @@ grpc::ByteBuffer ResponseAroundBytes(uint32_t field, std::string bytes, bool sec
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-std::string TakeSecret(std::string& from) {
-  if (from.size() >= kMaybeInline) return std::move(from);
-  std::string taken = from;
-  crypto::SecureWipe(from.data(), from.size());
-  from.clear();
+std::string TakeOutput(std::string& from, bool secret) {
+  std::string taken;
+  if (secret && from.size() < kMaybeInline) {
+    taken = from;
+    crypto::SecureWipe(from.data(), from.size());
+  } else {
+    taken = std::move(from);
+  }
+  from.clear();  // a moved-from string's state is unspecified
   return taken;
 }
 

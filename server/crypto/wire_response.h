@@ -23,10 +23,11 @@ namespace sealbox::server {
 grpc::ByteBuffer ResponseAroundBytes(uint32_t field, std::string bytes, bool secret,
                                      const google::protobuf::MessageLite& rest);
 
-// Moves a secret string's bytes into a new string. A long string's heap buffer just
-// changes owner; a short string keeps its bytes inside the object itself, where a
-// move would copy them and leave them behind, so those are copied and wiped in place.
-std::string TakeSecret(std::string& from);
+// Moves `from`'s bytes into a new string and leaves `from` empty. A long string's
+// heap buffer just changes owner; a short string keeps its bytes inside the object
+// itself, where a move would copy them and leave them behind, so when `secret` those
+// are copied and wiped in place.
+std::string TakeOutput(std::string& from, bool secret);
 
 }  // namespace sealbox::server
 

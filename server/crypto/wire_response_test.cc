@@ -63,20 +63,26 @@ TEST(ResponseAroundBytes, TakesTheOutputsBuffer) {
   EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), buffer);
 }
 
-TEST(TakeSecret, LongStringsChangeOwnerShortOnesAreWiped) {
+TEST(TakeOutput, LongStringsChangeOwnerShortSecretsAreWiped) {
   std::string long_secret(100, 's');
   const char* buffer = long_secret.data();
-  std::string taken = TakeSecret(long_secret);
+  std::string taken = TakeOutput(long_secret, /*secret=*/true);
   EXPECT_EQ(taken.data(), buffer);
   EXPECT_EQ(taken, std::string(100, 's'));
+  EXPECT_TRUE(long_secret.empty());
 
   std::string short_secret = "pin 1234";
   const char* inside = short_secret.data();
-  taken = TakeSecret(short_secret);
+  taken = TakeOutput(short_secret, /*secret=*/true);
   EXPECT_EQ(taken, "pin 1234");
   EXPECT_TRUE(short_secret.empty());
   // Where the short string kept its bytes, none is left.
   for (size_t i = 0; i < taken.size(); ++i) EXPECT_EQ(inside[i], '\0') << i;
+
+  std::string short_public = "ciphertext";
+  taken = TakeOutput(short_public, /*secret=*/false);
+  EXPECT_EQ(taken, "ciphertext");
+  EXPECT_TRUE(short_public.empty());
 }
 
 }  // namespace
