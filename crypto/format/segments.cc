@@ -204,7 +204,7 @@ absl::Status SegmentOpener::Finish(Output& out) {
   return status;
 }
 
-// The two kinds of output the header allows.
+// The three kinds of output the header allows.
 template absl::Status SegmentSealer::Update(absl::Span<const uint8_t>, std::vector<uint8_t>&);
 template absl::Status SegmentSealer::Update(absl::Span<const uint8_t>, std::string&);
 template absl::Status SegmentSealer::Finish(std::vector<uint8_t>&);
@@ -213,5 +213,9 @@ template absl::Status SegmentOpener::Update(absl::Span<const uint8_t>, std::vect
 template absl::Status SegmentOpener::Update(absl::Span<const uint8_t>, std::string&);
 template absl::Status SegmentOpener::Finish(std::vector<uint8_t>&);
 template absl::Status SegmentOpener::Finish(std::string&);
+template absl::Status SegmentSealer::Update(absl::Span<const uint8_t>, OutputBytes&);
+template absl::Status SegmentSealer::Finish(OutputBytes&);
+template absl::Status SegmentOpener::Update(absl::Span<const uint8_t>, OutputBytes&);
+template absl::Status SegmentOpener::Finish(OutputBytes&);
 
 }  // namespace sealbox::crypto

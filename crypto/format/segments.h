@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
@@ -35,7 +36,7 @@ using SegmentNoncePrefix = std::array<uint8_t, kSegmentNoncePrefixBytes>;
 bool ValidSegmentSize(uint32_t bytes);
 
 // Cuts plaintext fed in chunks of any size into sealed segments. `Output` is
-// std::vector<uint8_t> or std::string.
+// std::vector<uint8_t>, std::string or OutputBytes.
 class SegmentSealer {
  public:
   // `segment_bytes` must be valid (ValidSegmentSize).

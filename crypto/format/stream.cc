@@ -205,7 +205,7 @@ absl::Status StreamOpener::Finish(Output& out) {
   return s.segments->Finish(out);
 }
 
-// The two kinds of output the header allows.
+// The three kinds of output the header allows.
 template absl::Status StreamSealer::Update(absl::Span<const uint8_t>, std::vector<uint8_t>&);
 template absl::Status StreamSealer::Update(absl::Span<const uint8_t>, std::string&);
 template absl::Status StreamSealer::Finish(std::vector<uint8_t>&);
@@ -214,6 +214,10 @@ template absl::Status StreamOpener::Update(absl::Span<const uint8_t>, std::vecto
 template absl::Status StreamOpener::Update(absl::Span<const uint8_t>, std::string&);
 template absl::Status StreamOpener::Finish(std::vector<uint8_t>&);
 template absl::Status StreamOpener::Finish(std::string&);
+template absl::Status StreamSealer::Update(absl::Span<const uint8_t>, OutputBytes&);
+template absl::Status StreamSealer::Finish(OutputBytes&);
+template absl::Status StreamOpener::Update(absl::Span<const uint8_t>, OutputBytes&);
+template absl::Status StreamOpener::Finish(OutputBytes&);
 
 uint32_t StreamOpener::key_version() const { return state_->parsed.key_version; }
 

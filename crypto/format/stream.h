@@ -72,8 +72,8 @@ class StreamSealer {
   // Appends to `out` the header (first call only) and every segment completed by
   // `chunk`. A full segment is never the last one (the last always holds fewer than
   // segment-size bytes, possibly zero), so it is emitted at once. `Output` is
-  // std::vector<uint8_t> or std::string (a protobuf bytes field's type, so that the
-  // server sends what it wrote without copying it).
+  // std::vector<uint8_t>, std::string or OutputBytes (output_bytes.h: what the
+  // server writes into and then hands to gRPC as it is).
   template <typename Output>
   absl::Status Update(absl::Span<const uint8_t> chunk, Output& out);
 

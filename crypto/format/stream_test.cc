@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 
 #include "crypto/aes_gcm.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/test_bytes.h"
 #include "gtest/gtest.h"
 
@@ -279,6 +281,51 @@ TEST(StreamTest, NothingAfterFinish) {
   EXPECT_EQ((*sealer)->Update(Bytes(1), out).code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ((*sealer)->Finish(out).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Sealing and opening write the same bytes into every kind of output, across
+// chunkings that leave segments part-filled and outputs that must grow.
+template <typename Output>
+Bytes SealInto(absl::Span<const uint8_t> plaintext, size_t chunk_bytes) {
+  const StreamSalt salt{1, 2, 3};
+  const StreamNoncePrefix prefix{4, 5, 6};
+  auto sealer =
+      StreamSealer::CreateForTesting(kMaterial, kContext, kAad, S, salt, prefix);
+  EXPECT_TRUE(sealer.ok()) << sealer.status();
+  Output out;
+  for (size_t at = 0; at < plaintext.size(); at += chunk_bytes) {
+    EXPECT_TRUE((*sealer)->Update(plaintext.subspan(at, chunk_bytes), out).ok());
+  }
+  EXPECT_TRUE((*sealer)->Finish(out).ok());
+  return Bytes(out.begin(), out.end());
+}
+
+template <typename Output>
+Bytes OpenInto(absl::Span<const uint8_t> sealed, size_t chunk_bytes) {
+  auto opener = StreamOpener::Create(kContext.tenant, kContext.key_name, kAad,
+                                     [](uint32_t) {
+                                       return absl::StatusOr<SecretBytes>(
+                                           SecretBytes(kMaterial));
+                                     });
+  Output out;
+  for (size_t at = 0; at < sealed.size(); at += chunk_bytes) {
+    EXPECT_TRUE(opener->Update(sealed.subspan(at, chunk_bytes), out).ok());
+  }
+  EXPECT_TRUE(opener->Finish(out).ok());
+  return Bytes(out.begin(), out.end());
+}
+
+TEST(StreamTest, EveryOutputTypeHoldsTheSameBytes) {
+  std::mt19937_64 rng(14);
+  const Bytes plaintext = RandomBytes(rng, 5 * S + 7);
+  for (size_t chunk : {size_t{1000}, S, 3 * S + 1}) {
+    const Bytes sealed = SealInto<Bytes>(plaintext, chunk);
+    EXPECT_EQ(SealInto<std::string>(plaintext, chunk), sealed) << chunk;
+    EXPECT_EQ(SealInto<OutputBytes>(plaintext, chunk), sealed) << chunk;
+    EXPECT_EQ(OpenInto<Bytes>(sealed, chunk), plaintext) << chunk;
+    EXPECT_EQ(OpenInto<std::string>(sealed, chunk), plaintext) << chunk;
+    EXPECT_EQ(OpenInto<OutputBytes>(sealed, chunk), plaintext) << chunk;
+  }
 }
 
 TEST(StreamTest, Aes128Material) {

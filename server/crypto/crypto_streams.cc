@@ -18,7 +18,7 @@ class SealStreamHandler final : public StreamHandler {
   Operation operation() const override { return Operation::kSeal; }
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                     std::string& out) override {
+                     crypto::OutputBytes& out) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
         engine_.NewStreamSealer(*caller.snapshot, caller.tenant, start.key(),
                                 AsBytes(start.associated_data()), start.segment_size(),
@@ -28,12 +28,13 @@ class SealStreamHandler final : public StreamHandler {
     return sealer_->Update({}, out);  // the header, at once
   }
 
-  absl::Status Consume(absl::Span<const uint8_t> piece, std::string& out) override {
+  absl::Status Consume(absl::Span<const uint8_t> piece,
+                       crypto::OutputBytes& out) override {
     metrics_.AddBytesSealed(piece.size());
     return sealer_->Update(piece, out);
   }
 
-  absl::Status End(std::string& out) override { return sealer_->Finish(out); }
+  absl::Status End(crypto::OutputBytes& out) override { return sealer_->Finish(out); }
 
   uint32_t key_version() const override { return key_version_; }
   bool OutputIsSecret() const override { return false; }  // ciphertext only
@@ -53,7 +54,7 @@ class OpenStreamHandler final : public StreamHandler {
   Operation operation() const override { return Operation::kOpen; }
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                     std::string&) override {
+                     crypto::OutputBytes&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener = engine_.NewStreamOpener(
         caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()));
     CountOpenOutcome(opener.status(), caller.tenant, start.key(), metrics_);
@@ -64,7 +65,8 @@ class OpenStreamHandler final : public StreamHandler {
     return absl::OkStatus();
   }
 
-  absl::Status Consume(absl::Span<const uint8_t> piece, std::string& out) override {
+  absl::Status Consume(absl::Span<const uint8_t> piece,
+                       crypto::OutputBytes& out) override {
     if (!first_byte_checked_ && !piece.empty()) {
       first_byte_checked_ = true;
       absl::Status s = CheckOpenStreamFormat(piece[0]);
@@ -73,7 +75,7 @@ class OpenStreamHandler final : public StreamHandler {
     return opener_->Update(piece, out);
   }
 
-  absl::Status End(std::string& out) override { return opener_->Finish(out); }
+  absl::Status End(crypto::OutputBytes& out) override { return opener_->Finish(out); }
 
   uint32_t key_version() const override {
     return opener_ != nullptr ? opener_->key_version() : 0;  // none before Begin

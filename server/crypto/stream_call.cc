@@ -10,7 +10,6 @@
 #include "server/audit/audit_call.h"
 #include "server/crypto/call_outcome.h"
 #include "server/crypto/stream_wire.h"
-#include "server/crypto/wire_response.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 
@@ -187,14 +186,15 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
 void StreamCall::Read() { StartRead(&request_); }
 
 // Sends the next response; OnWriteDone sends the rest. Output that fits one response
-// (the usual case) goes to gRPC as it is, not copied.
+// (the usual case) goes to gRPC as it is, not copied: its buffer changes owner and
+// out_ is left empty.
 void StreamCall::Send() {
-  std::string chunk;
+  crypto::OutputBytes chunk;
   if (sent_ == 0 && out_.size() <= kMaxResponseChunk) {
-    chunk = TakeOutput(out_, handler_->OutputIsSecret());
+    chunk.swap(out_);
   } else {
     const size_t n = std::min(kMaxResponseChunk, out_.size() - sent_);
-    chunk.assign(out_, sent_, n);
+    chunk.assign(out_.begin() + sent_, out_.begin() + sent_ + n);
     sent_ += n;
   }
   handler_->Sending(chunk.size());

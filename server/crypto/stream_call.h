@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "crypto/format/output_bytes.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
@@ -60,11 +61,12 @@ class StreamHandler {
   // The start message, once the caller is admitted: set up, and append any output
   // (the stream header) to `out`.
   virtual absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                             std::string& out) = 0;
+                             crypto::OutputBytes& out) = 0;
   // A later message's chunk, piece by piece as it lies in gRPC's buffers.
-  virtual absl::Status Consume(absl::Span<const uint8_t> piece, std::string& out) = 0;
+  virtual absl::Status Consume(absl::Span<const uint8_t> piece,
+                               crypto::OutputBytes& out) = 0;
   // The client's half-close.
-  virtual absl::Status End(std::string& out) = 0;
+  virtual absl::Status End(crypto::OutputBytes& out) = 0;
   // The key version every response carries (0 until known).
   virtual uint32_t key_version() const = 0;
   // Whether output is plaintext, to be wiped once sent.
@@ -125,7 +127,7 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   std::optional<AuditRecord> record_ ABSL_GUARDED_BY(mu_);  // with audit_
   grpc::ByteBuffer request_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);
-  std::string out_ ABSL_GUARDED_BY(mu_);   // output not yet sent
+  crypto::OutputBytes out_ ABSL_GUARDED_BY(mu_);  // output not yet sent
   size_t sent_ ABSL_GUARDED_BY(mu_) = 0;   // how much of out_ has been sent
   bool begun_ ABSL_GUARDED_BY(mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // the last answer is going out

@@ -143,7 +143,8 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
   return view;
 }
 
-grpc::ByteBuffer StreamResponse(std::string output, uint32_t key_version, bool secret) {
+grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version,
+                                bool secret) {
   v1::SealStreamResponse rest;  // OpenStreamResponse's fields are numbered alike
   rest.set_key_version(key_version);
   return ResponseAroundBytes(kResponseChunkField, std::move(output), secret, rest);

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "crypto/format/output_bytes.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "sealbox/v1/data.pb.h"
@@ -40,7 +41,8 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
 
 // A response carrying `output` (taken over without a copy; wiped when gRPC releases
 // it if `secret`: wire_response.h) and `key_version`.
-grpc::ByteBuffer StreamResponse(std::string output, uint32_t key_version, bool secret);
+grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version,
+                                bool secret);
 
 }  // namespace sealbox::server
 

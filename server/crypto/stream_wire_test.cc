@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
 
 namespace sealbox::server {
@@ -166,7 +167,8 @@ TEST(StreamWireTest, ResponseIsWhatProtobufWrites) {
       v1::OpenStreamResponse expected;
       expected.set_plaintext_chunk(output);
       expected.set_key_version(version);
-      EXPECT_EQ(Flat(StreamResponse(output, version, /*secret=*/true)),
+      EXPECT_EQ(Flat(StreamResponse(crypto::OutputBytes(output.begin(), output.end()),
+                                    version, /*secret=*/true)),
                 expected.SerializeAsString())
           << version << " " << size;
     }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "crypto/format/output_bytes.h"
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/support/byte_buffer.h"
 
@@ -21,6 +22,8 @@ namespace sealbox::server {
 // `field` the message's lowest-numbered field this is also the order protobuf itself
 // writes. `bytes` is taken over without a copy and wiped on release if `secret`.
 grpc::ByteBuffer ResponseAroundBytes(uint32_t field, std::string bytes, bool secret,
+                                     const google::protobuf::MessageLite& rest);
+grpc::ByteBuffer ResponseAroundBytes(uint32_t field, crypto::OutputBytes bytes, bool secret,
                                      const google::protobuf::MessageLite& rest);
 
 // Moves `from`'s bytes into a new string and leaves `from` empty. A long string's

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
 #include "sealbox/v1/data.pb.h"
 
@@ -61,6 +62,27 @@ TEST(ResponseAroundBytes, TakesTheOutputsBuffer) {
   ASSERT_TRUE(wire.Dump(&slices).ok());
   ASSERT_EQ(slices.size(), 2u);  // the field's tag and length, then the output
   EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), buffer);
+}
+
+// The same for the streams' output buffer, whatever its size.
+TEST(ResponseAroundBytes, TakesAnOutputBytesBuffer) {
+  for (size_t size : {0, 1, 127, 128, 65536, 1 << 20}) {
+    crypto::OutputBytes output(size, 'x');
+    const uint8_t* buffer = output.data();
+    v1::OpenStreamResponse rest;
+    rest.set_key_version(9);
+    const grpc::ByteBuffer wire =
+        ResponseAroundBytes(1, std::move(output), /*secret=*/true, rest);
+    v1::OpenStreamResponse expected = rest;
+    expected.set_plaintext_chunk(std::string(size, 'x'));
+    EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size;
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(wire.Dump(&slices).ok());
+    if (size > 0) {
+      ASSERT_EQ(slices.size(), 3u) << size;  // tag and length, the output, the rest
+      EXPECT_EQ(slices[1].begin(), buffer) << size;
+    }
+  }
 }
 
 TEST(TakeOutput, LongStringsChangeOwnerShortSecretsAreWiped) {

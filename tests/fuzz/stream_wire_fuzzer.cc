@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "crypto/format/output_bytes.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "sealbox/v1/data.pb.h"
@@ -67,7 +68,8 @@ void Run(const uint8_t* data, size_t size) {
   Check(chunk == expected.plaintext_chunk());
   v1::SealStreamResponse response;
   const uint32_t version = static_cast<uint32_t>(chunk.size() * 2654435761u);
-  Check(response.ParseFromString(Flat(server::StreamResponse(chunk, version, true))));
+  Check(response.ParseFromString(Flat(server::StreamResponse(
+      crypto::OutputBytes(chunk.begin(), chunk.end()), version, true))));
   Check(response.ciphertext_chunk() == chunk && response.key_version() == version);
 }
 
