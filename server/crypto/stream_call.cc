@@ -91,22 +91,7 @@ void StreamCall::OnWriteDone(bool ok) {
 }
 
 void StreamCall::OnDone() {
-  {
-    absl::MutexLock lock(&mu_);  // released before the object goes
-    if (slots_.watchdog.Forget(watch_id_)) {
-      outcome_ = absl::DeadlineExceededError(
-          absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
-                       " (--stream-idle-seconds)"));
-      metrics_.CountStreamIdleTimeout();
-      Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
-    }
-    RecordCallOutcome(
-        method_, outcome_, started_, [this] { return peer_; }, metrics_);
-    if (record_.has_value()) {
-      record_->key_version = handler_->key_version();
-      FinishAuditRecord(*audit_, *std::move(record_), outcome_.code());
-    }
-  }
+  { absl::MutexLock lock(&mu_); }  // a reaction still returning lets go of the object
   slots_.open.fetch_sub(1);
   metrics_.StreamEnded();
   delete this;
@@ -211,15 +196,32 @@ void StreamCall::WipeOutput() {
 }
 
 // Called with no write outstanding; a read may be (gRPC ends it, not ok).
-void StreamCall::FinishOk() {
-  finished_ = true;
-  Finish(grpc::Status::OK);
-}
+void StreamCall::FinishOk() { End(absl::OkStatus()); }
 
 void StreamCall::Fail(const absl::Status& status) {
-  finished_ = true;
-  outcome_ = status;
   if (failure_.ok()) handler_->Failed(status);  // else counted when it was met
+  End(status);
+}
+
+// The outcome is counted and audited before the client hears it, as a unary call's
+// is, so that whatever the client does next is recorded after this call.
+void StreamCall::End(const absl::Status& status) {
+  finished_ = true;
+  absl::Status outcome = status;
+  if (slots_.watchdog.Forget(watch_id_)) {  // it cancelled the call: why it ended
+    outcome = absl::DeadlineExceededError(
+        absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
+                     " (--stream-idle-seconds)"));
+    metrics_.CountStreamIdleTimeout();
+    Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+  }
+  RecordCallOutcome(
+      method_, outcome, started_, [this] { return peer_; }, metrics_);
+  if (record_.has_value()) {
+    record_->key_version = handler_->key_version();
+    FinishAuditRecord(*audit_, *std::move(record_), outcome.code());
+    record_.reset();
+  }
   Finish(ToGrpcStatus(status));
 }
 

@@ -81,7 +81,7 @@ class StreamHandler {
 class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // Starts the call: the object deletes itself when gRPC is done with it. `audit`
-  // (may be null) gets its record when it ends.
+  // (may be null) gets its record as it ends, before the client hears the outcome.
   static StreamCall* Start(grpc::CallbackServerContext* context, const char* method,
                            const Admission& admission, StreamSlots& slots,
                            Metrics& metrics, AuditLog* audit,
@@ -111,6 +111,7 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   void WipeOutput() ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void FinishOk() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void End(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   grpc::CallbackServerContext* const context_;
   const char* const method_;
@@ -123,7 +124,6 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   uint64_t watch_id_ = 0;
   std::string peer_;
   absl::Mutex mu_;
-  absl::Status outcome_ ABSL_GUARDED_BY(mu_);
   std::optional<AuditRecord> record_ ABSL_GUARDED_BY(mu_);  // with audit_
   grpc::ByteBuffer request_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);

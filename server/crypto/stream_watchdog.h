@@ -29,7 +29,7 @@ class StreamWatchdog {
   uint64_t Watch(grpc::CallbackServerContext* context);
   // The stream made progress: a message arrived, or a response was sent.
   void Touch(uint64_t id);
-  // The stream is over (its reactor's OnDone). True when the watchdog cancelled it.
+  // The stream is ending (its reactor finishes it). True when the watchdog cancelled it.
   bool Forget(uint64_t id);
 
  private:

@@ -356,6 +356,11 @@ TEST_F(ServiceTest, StreamsThatEndEarly) {
         << method;
     // Only a failed decryption carries the reason.
     EXPECT_FALSE(v1::HasReason(status, v1::DECRYPTION_FAILED)) << method;
+    // Counted (and audited) before the client heard the outcome, as a unary call is:
+    // no waiting here.
+    EXPECT_THAT(server_->RenderMetrics(),
+                HasSubstr(absl::StrCat("sealbox_rpcs_total{method=\"", method,
+                                       "\",code=\"INVALID_ARGUMENT\"} 1")));
   }
 
   std::string opened;
@@ -461,8 +466,8 @@ TEST_F(ServiceTest, AForgeryMetWhileAnAnswerIsOutIsCountedAndEndsTheCall) {
   EXPECT_EQ(status.error_message(), "decryption failed");
   EXPECT_LE(opened.size(), size_t{1} << 20);
   EXPECT_EQ(opened, plaintext.substr(0, opened.size()));
-  // The call's outcome is recorded as it ends on the server, just after the client
-  // has its status.
+  // The stream's slot is given back once gRPC is done with the call, just after the
+  // client has its status.
   for (int i = 0; i < 250; ++i) {
     if (server_->RenderMetrics().find("sealbox_active_streams 0") != std::string::npos) break;
     absl::SleepFor(absl::Milliseconds(20));
