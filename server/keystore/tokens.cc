@@ -6,6 +6,8 @@
 #include <openssl/sha.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
@@ -29,10 +31,29 @@ absl::StatusOr<NewToken> GenerateToken() {
   return out;
 }
 
+namespace {
+
+// Fetched once. EVP_sha256() makes OpenSSL 3 look the algorithm up in its provider
+// store on every use (a shared lock and a name lookup), which cost more than the hash
+// itself on every authenticated call: about 0.8 us against 0.1 us.
+const EVP_MD* Sha256() {
+  static const EVP_MD* const md = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return fetched != nullptr ? fetched : EVP_sha256();
+  }();
+  return md;
+}
+
+}  // namespace
+
 std::string TokenSha256(absl::string_view token) {
   std::string digest(SHA256_DIGEST_LENGTH, '\0');
-  EVP_Digest(token.data(), token.size(), reinterpret_cast<uint8_t*>(digest.data()),
-             nullptr, EVP_sha256(), nullptr);
+  if (EVP_Digest(token.data(), token.size(), reinterpret_cast<uint8_t*>(digest.data()),
+                 nullptr, Sha256(), nullptr) != 1) {
+    // Never seen; a token must not be looked up by a digest that was not computed.
+    std::fprintf(stderr, "TokenSha256: SHA-256 failed\n");
+    std::abort();
+  }
   return digest;
 }
 
