@@ -92,8 +92,6 @@ void StreamCall::OnWriteDone(bool ok) {
 
 void StreamCall::OnDone() {
   { absl::MutexLock lock(&mu_); }  // a reaction still returning lets go of the object
-  slots_.open.fetch_sub(1);
-  metrics_.StreamEnded();
   delete this;
 }
 
@@ -203,8 +201,11 @@ void StreamCall::Fail(const absl::Status& status) {
   End(status);
 }
 
-// The outcome is counted and audited before the client hears it, as a unary call's
-// is, so that whatever the client does next is recorded after this call.
+// Everything the call's end changes happens before the client hears of it, as for a
+// unary call: whatever the client does next sees this call counted, audited and its
+// slot free (a client that keeps --max-streams streams going is never refused a new
+// one for an old one whose status it already has). What the call still holds until
+// gRPC is done with it (OnDone) is small: its output was sent, no write is out.
 void StreamCall::End(const absl::Status& status) {
   finished_ = true;
   absl::Status outcome = status;
@@ -222,6 +223,8 @@ void StreamCall::End(const absl::Status& status) {
     FinishAuditRecord(*audit_, *std::move(record_), outcome.code());
     record_.reset();
   }
+  slots_.open.fetch_sub(1);
+  metrics_.StreamEnded();  // last: "0 active" says every ended stream is counted
   Finish(ToGrpcStatus(status));
 }
 

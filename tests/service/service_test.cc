@@ -614,6 +614,7 @@ class LimitedServiceTest : public ServiceTest {
     config.auth_limits.max_failures = 3;
     config.limits.max_decryption_failures_per_key = 3;
     config.limits.stream_idle_timeout = absl::Milliseconds(600);
+    config.limits.max_concurrent_streams = 2;
   }
 };
 
@@ -726,6 +727,53 @@ TEST_F(LimitedServiceTest, StalledStreamIsEndedAndItsSlotFreed) {
 // A client that writes but never reads: the server answers each message before it
 // reads the next, so it buffers only a few messages (flow control stops the client),
 // and the idle timeout then ends the call.
+// Streams beyond --max-streams are refused; one that has ended frees its slot before
+// its client hears so, so a client keeping the limit busy is never refused for an old
+// stream. Each round ends a stream and at once starts another.
+TEST_F(LimitedServiceTest, StreamsBeyondTheLimitAreRefusedAndAnEndedOneFreesItsSlot) {
+  struct Open {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::SealStreamRequest, v1::SealStreamResponse>>
+        stream;
+  };
+  auto start = [&](Open& open) {
+    open.context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
+    open.stream = crypto_->SealStream(&open.context);
+    v1::SealStreamRequest request;
+    request.mutable_start()->set_key("default");
+    open.stream->Write(request);
+    v1::SealStreamResponse header;
+    return open.stream->Read(&header);  // the header: admitted
+  };
+  auto end = [](Open& open) {
+    open.stream->WritesDone();
+    v1::SealStreamResponse response;
+    while (open.stream->Read(&response)) {
+    }
+    return open.stream->Finish();
+  };
+  std::vector<std::unique_ptr<Open>> streams;
+  for (int i = 0; i < 2; ++i) {
+    streams.push_back(std::make_unique<Open>());
+    ASSERT_TRUE(start(*streams.back())) << i;
+  }
+  Open third;
+  EXPECT_FALSE(start(third));
+  const grpc::Status refused = third.stream->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error_message(), "too many concurrent streams");
+  for (int round = 0; round < 20; ++round) {
+    const grpc::Status ended = end(*streams[round % 2]);
+    ASSERT_TRUE(ended.ok()) << round << ": " << ended.error_message();
+    streams[round % 2] = std::make_unique<Open>();
+    ASSERT_TRUE(start(*streams[round % 2])) << "round " << round << ": refused";
+  }
+  for (auto& open : streams) EXPECT_TRUE(end(*open).ok());
+  EXPECT_THAT(server_->RenderMetrics(), HasSubstr("sealbox_active_streams 0"));
+  EXPECT_THAT(server_->RenderMetrics(),
+              HasSubstr("sealbox_rpcs_total{method=\"SealStream\",code=\"OK\"} 22"));
+}
+
 TEST_F(LimitedServiceTest, ClientThatNeverReadsIsBoundedAndEnded) {
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
