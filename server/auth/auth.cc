@@ -1,7 +1,6 @@
 #include "server/auth/auth.h"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include <string>
 #include <utility>
@@ -14,12 +13,6 @@
 
 namespace sealbox::server {
 namespace {
-
-std::array<uint8_t, 32> Sha256(absl::string_view data) {
-  std::array<uint8_t, 32> digest;
-  SHA256(reinterpret_cast<const uint8_t*>(data.data()), data.size(), digest.data());
-  return digest;
-}
 
 // The bearer token of the call, if any.
 std::optional<std::string> BearerToken(const grpc::ServerContextBase& context) {
@@ -57,7 +50,7 @@ Authenticator::Authenticator(const std::string& admin_token,
       metrics_(metrics),
       cert_tenants_(std::move(cert_tenants)),
       catch_up_(std::move(catch_up)) {
-  if (!admin_token.empty()) admin_token_sha256_ = Sha256(admin_token);
+  if (!admin_token.empty()) admin_token_sha256_ = TokenSha256(admin_token);
 }
 
 Authenticator::Verdict Authenticator::Limited(
@@ -111,13 +104,12 @@ absl::StatusOr<Principal> Authenticator::Admin(
 }
 
 bool Authenticator::IsAdminToken(const std::string& sha256) const {
-  return admin_token_sha256_.has_value() && sha256.size() == 32 &&
-         CRYPTO_memcmp(sha256.data(), admin_token_sha256_->data(), 32) == 0;
+  return admin_token_sha256_.has_value() && sha256.size() == admin_token_sha256_->size() &&
+         CRYPTO_memcmp(sha256.data(), admin_token_sha256_->data(), sha256.size()) == 0;
 }
 
 std::string Authenticator::BootstrapAdminSha256() const {
-  if (!admin_token_sha256_.has_value()) return "";
-  return std::string(reinterpret_cast<const char*>(admin_token_sha256_->data()), 32);
+  return admin_token_sha256_.value_or("");
 }
 
 std::string Principal::token_id() const {

@@ -2,7 +2,6 @@
 #ifndef SEALBOX_SERVER_AUTH_AUTH_H_
 #define SEALBOX_SERVER_AUTH_AUTH_H_
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -89,7 +88,7 @@ class Authenticator {
 
   AuthFailureLimiter* limiter_;
   Metrics* metrics_;
-  std::optional<std::array<uint8_t, 32>> admin_token_sha256_;
+  std::optional<std::string> admin_token_sha256_;  // TokenSha256 of the configured token
   std::map<std::string, std::string> cert_tenants_;
   CatchUp catch_up_;
 };
