@@ -10,6 +10,7 @@
 #include "crypto/byte_order/byte_order.h"
 #include "crypto/decryption_failure.h"
 #include "crypto/format/derivation.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/wire.h"
 
 namespace sealbox::crypto {
@@ -85,8 +86,12 @@ absl::StatusOr<Output> EpochSubkey::Seal(absl::Span<const uint8_t> plaintext,
   if (counter >= kMaxMessagesPerEpoch) {
     return absl::ResourceExhaustedError("epoch exhausted; derive a new epoch");
   }
-  Output out(kUnaryOverheadBytes + plaintext.size(), 0);
+  // Only the header is written here; the cipher writes the body and the tag (an
+  // OutputBytes is not zero-filled first, a string or vector is).
+  Output out;
+  out.resize(kUnaryOverheadBytes + plaintext.size());
   const absl::Span<uint8_t> all(reinterpret_cast<uint8_t*>(out.data()), out.size());
+  std::fill_n(all.begin(), kUnaryHeaderBytes, 0);
   all[0] = kUnaryFormatV1;
   StoreBigEndian32(version_, &all[kVersionOffset]);
   std::copy(epoch_id_.begin(), epoch_id_.end(), &all[kEpochIdOffset]);
@@ -133,6 +138,8 @@ absl::Status EpochSubkey::OpenInto(absl::Span<const uint8_t> ciphertext,
 template absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Seal(absl::Span<const uint8_t>,
                                                                 absl::Span<const uint8_t>);
 template absl::StatusOr<std::string> EpochSubkey::Seal(absl::Span<const uint8_t>,
+                                                       absl::Span<const uint8_t>);
+template absl::StatusOr<OutputBytes> EpochSubkey::Seal(absl::Span<const uint8_t>,
                                                        absl::Span<const uint8_t>);
 
 bool EpochSubkey::NearlyExhausted() const {

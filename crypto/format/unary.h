@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "crypto/aes_gcm.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
@@ -84,8 +85,9 @@ class EpochSubkey {
 
   // Seals under this epoch; the nonce is 4 zero bytes || u64 BE message counter.
   // RESOURCE_EXHAUSTED once 2^32 messages have been sealed (the caller then derives
-  // a new epoch); never reuses a nonce. `Output` is std::vector<uint8_t> or
-  // std::string (which a protobuf field takes without a copy).
+  // a new epoch); never reuses a nonce. `Output` is std::vector<uint8_t>,
+  // std::string (which a protobuf field takes without a copy) or OutputBytes (which
+  // is not zero-filled before the cipher writes it).
   template <typename Output = std::vector<uint8_t>>
   absl::StatusOr<Output> Seal(absl::Span<const uint8_t> plaintext,
                               absl::Span<const uint8_t> aad);

@@ -2,11 +2,13 @@
 // to a ciphertext or its context, and the nonce counter's limits.
 #include "crypto/format/unary.h"
 
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "crypto/aes_gcm.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/test_bytes.h"
 #include "gtest/gtest.h"
 
@@ -93,6 +95,31 @@ TEST(UnaryTest, HeaderLayout) {
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->key_version, 0x01020304u);
   EXPECT_EQ(header->epoch_id, kEpoch);
+}
+
+// OutputBytes is not zero-filled, so Seal writes the whole header itself: sealed
+// into memory just freed full of 0xaa (which malloc hands back), the same layout
+// and the same bytes as a vector sealed with the same counter.
+TEST(UnaryTest, OutputBytesGetTheWholeHeaderWritten) {
+  for (size_t size : {0, 1, 16, 1000, 65536}) {
+    const Bytes plaintext = Sequence(size, 5);
+    const Bytes aad = FromString("record-9");
+    absl::StatusOr<std::unique_ptr<EpochSubkey>> for_vector =
+        EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, 7);
+    absl::StatusOr<std::unique_ptr<EpochSubkey>> for_output_bytes =
+        EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, 7);
+    ASSERT_TRUE(for_vector.ok() && for_output_bytes.ok());
+    absl::StatusOr<Bytes> expected = (*for_vector)->Seal(plaintext, aad);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+
+    { OutputBytes dirty(size + kUnaryOverheadBytes, 0xaa); }
+    absl::StatusOr<OutputBytes> sealed =
+        (*for_output_bytes)->Seal<OutputBytes>(plaintext, aad);
+    ASSERT_TRUE(sealed.ok()) << sealed.status();
+    const Bytes got(sealed->begin(), sealed->end());
+    EXPECT_EQ(Nonce(got), Nonce(*expected)) << "size " << size;
+    EXPECT_EQ(got, *expected) << "size " << size;
+  }
 }
 
 TEST(UnaryTest, ParseRejectsMalformed) {

@@ -13,10 +13,6 @@ inline absl::Span<const uint8_t> AsBytes(const std::string& s) {
   return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-inline absl::Span<uint8_t> AsWritableBytes(std::string& s) {
-  return absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size());
-}
-
 }  // namespace sealbox::server
 
 #endif  // SEALBOX_SERVER_CRYPTO_BYTES_H_

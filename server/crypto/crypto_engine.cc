@@ -7,8 +7,8 @@
 #include "absl/strings/string_view.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/decryption_failure.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/secret/secure_wipe.h"
-#include "server/crypto/bytes.h"
 #include "server/log.h"
 
 namespace sealbox::server {
@@ -86,12 +86,13 @@ const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::stri
   return fresher != nullptr ? *fresher : snapshot;
 }
 
-absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
-                                          const std::string& tenant,
-                                          const std::string& key,
-                                          absl::Span<const uint8_t> plaintext,
-                                          absl::Span<const uint8_t> aad,
-                                          bool may_catch_up) {
+template <typename Output>
+absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot,
+                                            const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> plaintext,
+                                            absl::Span<const uint8_t> aad, Output& ciphertext,
+                                            bool may_catch_up) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
       CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up)
@@ -99,9 +100,10 @@ absl::StatusOr<Sealed> CryptoEngine::Seal(const Snapshot& snapshot,
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
-  absl::StatusOr<std::string> ciphertext = (*epoch)->Seal<std::string>(plaintext, aad);
-  if (!ciphertext.ok()) return ciphertext.status();
-  return Sealed{*std::move(ciphertext), (*epoch)->version()};
+  absl::StatusOr<Output> sealed = (*epoch)->Seal<Output>(plaintext, aad);
+  if (!sealed.ok()) return sealed.status();
+  ciphertext = *std::move(sealed);
+  return (*epoch)->version();
 }
 
 absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyForOpen(
@@ -121,12 +123,13 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
                      {entry.tenant, entry.name, header.key_version}, header.epoch_id);
 }
 
+template <typename Output>
 absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
                                             const std::string& tenant,
                                             const std::string& key,
                                             absl::Span<const uint8_t> ciphertext,
                                             absl::Span<const uint8_t> aad,
-                                            std::string& plaintext, bool may_catch_up) {
+                                            Output& plaintext, bool may_catch_up) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
@@ -141,17 +144,20 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
   return version;
 }
 
+template <typename Output>
 absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
                                                 absl::Span<const uint8_t> ciphertext,
                                                 absl::Span<const uint8_t> aad,
-                                                std::string& plaintext) {
+                                                Output& plaintext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
       SubkeyForOpen(entry, *header);
   if (!subkey.ok()) return subkey.status();
   plaintext.resize(crypto::OpenedBytes(ciphertext));
-  absl::Status opened = (*subkey)->OpenInto(ciphertext, aad, AsWritableBytes(plaintext));
+  absl::Status opened = (*subkey)->OpenInto(
+      ciphertext, aad,
+      absl::MakeSpan(reinterpret_cast<uint8_t*>(plaintext.data()), plaintext.size()));
   if (!opened.ok()) {
     plaintext.clear();  // already wiped
     return opened;
@@ -159,12 +165,13 @@ absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
   return header->key_version;
 }
 
+template <typename Output>
 absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
                                                const std::string& tenant,
                                                const std::string& key,
                                                absl::Span<const uint8_t> ciphertext,
                                                absl::Span<const uint8_t> aad,
-                                               bool may_catch_up) {
+                                               Output& new_ciphertext, bool may_catch_up) {
   if (absl::Status s = RefuseStream(
           ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
@@ -175,17 +182,49 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
       CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
-  std::string plaintext;
+  crypto::OutputBytes plaintext;
   absl::StatusOr<uint32_t> opened =
       Open(current, tenant, key, ciphertext, aad, plaintext, /*may_catch_up=*/false);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<Sealed> sealed =
-      Seal(current, tenant, key, AsBytes(plaintext), aad, /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> sealed = Seal(current, tenant, key, plaintext, aad,
+                                         new_ciphertext, /*may_catch_up=*/false);
   // The plaintext never leaves the server; wipe it before returning.
   crypto::SecureWipe(plaintext.data(), plaintext.size());
   if (!sealed.ok()) return sealed.status();
-  return Rewrapped{std::move(sealed->ciphertext), sealed->key_version, *opened};
+  return Rewrapped{*sealed, *opened};
 }
+
+// The two outputs: a unary call's, and a protobuf field's (a batch item's).
+template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
+                                                     const std::string&,
+                                                     absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     crypto::OutputBytes&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
+                                                     const std::string&,
+                                                     absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     std::string&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
+                                                     const std::string&,
+                                                     absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     crypto::OutputBytes&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
+                                                     const std::string&,
+                                                     absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     std::string&, bool);
+template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>,
+                                                        crypto::OutputBytes&, bool);
+template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>,
+                                                        std::string&, bool);
 
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "crypto/format/epochs.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
 #include "server/crypto/decryption_limit.h"
@@ -19,14 +20,9 @@
 
 namespace sealbox::server {
 
-// Ciphertexts are strings, which protobuf fields take without a copy.
-struct Sealed {
-  std::string ciphertext;
-  uint32_t key_version = 0;
-};
-
+// The key versions of a Rewrap: the one that sealed the new ciphertext and the one
+// the old ciphertext named.
 struct Rewrapped {
-  std::string ciphertext;
   uint32_t key_version = 0;
   uint32_t previous_key_version = 0;
 };
@@ -63,20 +59,32 @@ class CryptoEngine {
   //
   // `may_catch_up` false: a key or version missing from `snapshot` is not waited
   // for (CatchUp); a batch call waits once for all its items instead.
-  absl::StatusOr<Sealed> Seal(const Snapshot& snapshot, const std::string& tenant,
-                              const std::string& key, absl::Span<const uint8_t> plaintext,
-                              absl::Span<const uint8_t> aad, bool may_catch_up = true);
-  // Opens into `plaintext` (resized to fit; wiped and emptied on failure), so the
-  // plaintext is written once, where the caller wants it; returns the key version.
+  //
+  // Each output is written once, into the caller's `Output`: crypto::OutputBytes for
+  // a unary call (sent as it is, and not zero-filled before the cipher writes it) or
+  // std::string (a protobuf field, as a batch item's result is).
+  //
+  // Seals into `ciphertext`; returns the key version that sealed it.
+  template <typename Output>
+  absl::StatusOr<uint32_t> Seal(const Snapshot& snapshot, const std::string& tenant,
+                                const std::string& key, absl::Span<const uint8_t> plaintext,
+                                absl::Span<const uint8_t> aad, Output& ciphertext,
+                                bool may_catch_up = true);
+  // Opens into `plaintext` (resized to fit; wiped and emptied on failure); returns the
+  // key version.
+  template <typename Output>
   absl::StatusOr<uint32_t> Open(const Snapshot& snapshot, const std::string& tenant,
                                 const std::string& key,
                                 absl::Span<const uint8_t> ciphertext,
-                                absl::Span<const uint8_t> aad, std::string& plaintext,
+                                absl::Span<const uint8_t> aad, Output& plaintext,
                                 bool may_catch_up = true);
+  // Opens and seals again under the primary version, into `new_ciphertext`.
+  template <typename Output>
   absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
                                    const std::string& key,
                                    absl::Span<const uint8_t> ciphertext,
-                                   absl::Span<const uint8_t> aad, bool may_catch_up = true);
+                                   absl::Span<const uint8_t> aad, Output& new_ciphertext,
+                                   bool may_catch_up = true);
 
   // Whether `snapshot` lacks `key`, or the version `ciphertext` names (none when
   // empty, as for Seal): what a call would wait for the store for.
@@ -117,9 +125,10 @@ class CryptoEngine {
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 
   // Open without the limit's bookkeeping.
+  template <typename Output>
   absl::StatusOr<uint32_t> OpenWith(const KeyEntry& entry,
                                     absl::Span<const uint8_t> ciphertext,
-                                    absl::Span<const uint8_t> aad, std::string& plaintext);
+                                    absl::Span<const uint8_t> aad, Output& plaintext);
 
   // The subkey for (key, version, epoch): the key's own sealing epoch while it is
   // current, else from epochs_.

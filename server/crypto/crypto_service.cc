@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/decryption_failure.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/audit/audit_call.h"
@@ -229,24 +230,22 @@ template <typename Request, typename Response>
 grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
     grpc::CallbackServerContext* context, const char* method,
     const grpc::ByteBuffer& wire_request, grpc::ByteBuffer& wire_response,
-    UnaryWorkMethod<Request, Response> work, std::string* (Response::*output)(),
-    bool secret) {
+    UnaryWorkMethod<Request, Response> work, bool secret) {
   UnaryCall call(context, metrics_, audit_, method);
   Request request;
   Response response;
+  crypto::OutputBytes output;
   // Parsed first, as gRPC does for a typed call, so a refusal's audit line has the key.
   absl::Status status = ParseRequest(wire_request, request);
   if (status.ok()) {
     absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-    status = caller.ok() ? (work_.*work)(*caller, request, response) : caller.status();
+    status = caller.ok() ? (work_.*work)(*caller, request, response, output)
+                         : caller.status();
   }
-  std::string& bytes = *(response.*output)();
   if (status.ok()) {
-    // Taken out of the response first, so that the rest does not carry it again.
-    std::string taken = TakeOutput(bytes, secret);
-    wire_response = ResponseAroundBytes(/*field=*/1, std::move(taken), secret, response);
+    wire_response = ResponseAroundBytes(/*field=*/1, std::move(output), secret, response);
   } else if (secret) {
-    crypto::SecureWipe(bytes.data(), bytes.size());  // a failure's partial output
+    crypto::SecureWipe(output.data(), output.size());  // a failure's partial output
   }
   return call.Done(status, {}, WireDetail(request, response, wire_request, wire_response));
 }
@@ -255,24 +254,24 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::SealRequest, v1::SealResponse>(
-      context, "Seal", *request, *response, &UnaryWork::Seal,
-      &v1::SealResponse::mutable_ciphertext, /*secret=*/false);
+      context, "Seal", *request, *response, &UnaryWork::Seal<crypto::OutputBytes>,
+      /*secret=*/false);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(
-      context, "Open", *request, *response, &UnaryWork::Open,
-      &v1::OpenResponse::mutable_plaintext, /*secret=*/true);
+      context, "Open", *request, *response, &UnaryWork::Open<crypto::OutputBytes>,
+      /*secret=*/true);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
                                                 const grpc::ByteBuffer* request,
                                                 grpc::ByteBuffer* response) {
   return OutputFirstCall<v1::RewrapRequest, v1::RewrapResponse>(
-      context, "Rewrap", *request, *response, &UnaryWork::Rewrap,
-      &v1::RewrapResponse::mutable_ciphertext, /*secret=*/false);
+      context, "Rewrap", *request, *response, &UnaryWork::Rewrap<crypto::OutputBytes>,
+      /*secret=*/false);
 }
 
 grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
@@ -284,7 +283,8 @@ grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* 
       work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
-        return work_.Seal(caller, item, *result.mutable_sealed());
+        v1::SealResponse& sealed = *result.mutable_sealed();
+        return work_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
       });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
@@ -298,7 +298,8 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
       work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
-        return work_.Open(caller, item, *result.mutable_opened());
+        v1::OpenResponse& opened = *result.mutable_opened();
+        return work_.Open(caller, item, opened, *opened.mutable_plaintext());
       });
   std::vector<std::string*> plaintexts;
   for (v1::OpenBatchResult& result : *response->mutable_results()) {
@@ -317,7 +318,8 @@ grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::RewrapRequest& item,
           v1::RewrapBatchResult& result) {
-        return work_.Rewrap(caller, item, *result.mutable_rewrapped());
+        v1::RewrapResponse& rewrapped = *result.mutable_rewrapped();
+        return work_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
       });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }

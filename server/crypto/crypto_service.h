@@ -75,17 +75,17 @@ class CryptoService final : public CryptoCallbackService {
  private:
   template <typename Request, typename Response>
   using UnaryWorkMethod = absl::Status (UnaryWork::*)(const Caller&, const Request&,
-                                                      Response&);
+                                                      Response&, crypto::OutputBytes&);
 
-  // Seal, Open and Rewrap: `work` turns the parsed request into a response whose
-  // field 1, `output`, is sent uncopied (and wiped after if `secret`).
+  // Seal, Open and Rewrap: `work` turns the parsed request into a response and an
+  // output, which is sent uncopied as the response's field 1 (and wiped after if
+  // `secret`).
   template <typename Request, typename Response>
   grpc::ServerUnaryReactor* OutputFirstCall(grpc::CallbackServerContext* context,
                                             const char* method,
                                             const grpc::ByteBuffer& wire_request,
                                             grpc::ByteBuffer& wire_response,
                                             UnaryWorkMethod<Request, Response> work,
-                                            std::string* (Response::*output)(),
                                             bool secret);
 
   Keystore* keystore_;

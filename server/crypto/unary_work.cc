@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/crc32c/crc32c.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/crypto/bytes.h"
 #include "server/crypto/call_outcome.h"
@@ -45,8 +46,9 @@ absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
 
 }  // namespace
 
+template <typename Output>
 absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& request,
-                             v1::SealResponse& response) {
+                             v1::SealResponse& response, Output& ciphertext) {
   if (absl::Status s = Admission::CheckRequest(caller, Operation::kSeal, request.key(),
                                                request.associated_data(),
                                                request.plaintext().size(),
@@ -61,44 +63,43 @@ absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& reques
     return s;
   }
   if (absl::Status s = CheckAssociatedDataCrc32c(request); !s.ok()) return s;
-  absl::StatusOr<Sealed> sealed =
+  absl::StatusOr<uint32_t> version =
       engine_.Seal(*caller.snapshot, caller.tenant, request.key(),
                    AsBytes(request.plaintext()), AsBytes(request.associated_data()),
-                   caller.may_catch_up);
-  if (!sealed.ok()) return sealed.status();
+                   ciphertext, caller.may_catch_up);
+  if (!version.ok()) return version.status();
   metrics_.AddBytesSealed(request.plaintext().size());
-  response.set_ciphertext(std::move(sealed->ciphertext));
-  response.set_key_version(sealed->key_version);
-  response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
+  response.set_key_version(*version);
+  response.set_ciphertext_crc32c(crypto::Crc32c(ciphertext));
   response.set_verified_plaintext_crc32c(request.has_plaintext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   return absl::OkStatus();
 }
 
+template <typename Output>
 absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& request,
-                             v1::OpenResponse& response) {
+                             v1::OpenResponse& response, Output& plaintext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kOpen, request, max_ciphertext_bytes());
       !s.ok()) {
     return s;
   }
-  // Opened straight into the response; gRPC serializes it from there.
-  std::string* plaintext = response.mutable_plaintext();
   absl::StatusOr<uint32_t> version = engine_.Open(
       *caller.snapshot, caller.tenant, request.key(), AsBytes(request.ciphertext()),
-      AsBytes(request.associated_data()), *plaintext, caller.may_catch_up);
+      AsBytes(request.associated_data()), plaintext, caller.may_catch_up);
   CountOpenOutcome(version.status(), caller.tenant, request.key(), metrics_);
   if (!version.ok()) return version.status();
-  metrics_.AddBytesOpened(plaintext->size());
+  metrics_.AddBytesOpened(plaintext.size());
   response.set_key_version(*version);
-  response.set_plaintext_crc32c(crypto::Crc32c(*plaintext));
+  response.set_plaintext_crc32c(crypto::Crc32c(plaintext));
   response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   return absl::OkStatus();
 }
 
+template <typename Output>
 absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
-                               v1::RewrapResponse& response) {
+                               v1::RewrapResponse& response, Output& ciphertext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kRewrap, request, max_ciphertext_bytes());
       !s.ok()) {
@@ -107,17 +108,30 @@ absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& re
   absl::StatusOr<Rewrapped> rewrapped =
       engine_.Rewrap(*caller.snapshot, caller.tenant, request.key(),
                      AsBytes(request.ciphertext()), AsBytes(request.associated_data()),
-                     caller.may_catch_up);
+                     ciphertext, caller.may_catch_up);
   CountOpenOutcome(rewrapped.status(), caller.tenant, request.key(), metrics_);
   if (!rewrapped.ok()) return rewrapped.status();
-  response.set_ciphertext(std::move(rewrapped->ciphertext));
   response.set_key_version(rewrapped->key_version);
   response.set_previous_key_version(rewrapped->previous_key_version);
-  response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
+  response.set_ciphertext_crc32c(crypto::Crc32c(ciphertext));
   response.set_verified_ciphertext_crc32c(request.has_ciphertext_crc32c());
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   return absl::OkStatus();
 }
+
+// A unary call's output, and a batch item's (its response's own field).
+template absl::Status UnaryWork::Seal(const Caller&, const v1::SealRequest&,
+                                      v1::SealResponse&, crypto::OutputBytes&);
+template absl::Status UnaryWork::Seal(const Caller&, const v1::SealRequest&,
+                                      v1::SealResponse&, std::string&);
+template absl::Status UnaryWork::Open(const Caller&, const v1::OpenRequest&,
+                                      v1::OpenResponse&, crypto::OutputBytes&);
+template absl::Status UnaryWork::Open(const Caller&, const v1::OpenRequest&,
+                                      v1::OpenResponse&, std::string&);
+template absl::Status UnaryWork::Rewrap(const Caller&, const v1::RewrapRequest&,
+                                        v1::RewrapResponse&, crypto::OutputBytes&);
+template absl::Status UnaryWork::Rewrap(const Caller&, const v1::RewrapRequest&,
+                                        v1::RewrapResponse&, std::string&);
 
 absl::Status UnaryWork::GenerateDataKey(const Caller& caller,
                                         const v1::GenerateDataKeyRequest& request,
@@ -139,12 +153,12 @@ absl::Status UnaryWork::GenerateDataKey(const Caller& caller,
   if (RAND_bytes(reinterpret_cast<uint8_t*>(data_key->data()), bytes) != 1) {
     return absl::InternalError("the random generator failed");
   }
-  absl::StatusOr<Sealed> sealed =
+  absl::StatusOr<uint32_t> version =
       engine_.Seal(*caller.snapshot, caller.tenant, request.key(), AsBytes(*data_key),
-                   AsBytes(request.associated_data()), caller.may_catch_up);
-  if (!sealed.ok()) return sealed.status();
-  response.set_ciphertext(std::move(sealed->ciphertext));
-  response.set_key_version(sealed->key_version);
+                   AsBytes(request.associated_data()), *response.mutable_ciphertext(),
+                   caller.may_catch_up);
+  if (!version.ok()) return version.status();
+  response.set_key_version(*version);
   response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));
   response.set_verified_associated_data_crc32c(request.has_associated_data_crc32c());
   if (request.include_plaintext()) {

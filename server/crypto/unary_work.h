@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "crypto/format/output_bytes.h"
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.pb.h"
 #include "server/crypto/admission.h"
@@ -21,13 +22,20 @@ class UnaryWork {
   UnaryWork(CryptoEngine& engine, Metrics& metrics, size_t max_plaintext_bytes)
       : engine_(engine), metrics_(metrics), max_plaintext_bytes_(max_plaintext_bytes) {}
 
+  // Seal, Open and Rewrap write their one large output (a ciphertext or a plaintext)
+  // into `output`, not into the response, and its checksum into the response:
+  // crypto::OutputBytes for a unary call (sent as it is, never zero-filled first),
+  // or the response's own field for a batch item (std::string).
+  template <typename Output>
   absl::Status Seal(const Caller& caller, const v1::SealRequest& request,
-                    v1::SealResponse& response);
-  // Opens into response.plaintext(): the caller wipes it once it is sent.
+                    v1::SealResponse& response, Output& ciphertext);
+  // The caller wipes `plaintext` once it is sent, and on failure.
+  template <typename Output>
   absl::Status Open(const Caller& caller, const v1::OpenRequest& request,
-                    v1::OpenResponse& response);
+                    v1::OpenResponse& response, Output& plaintext);
+  template <typename Output>
   absl::Status Rewrap(const Caller& caller, const v1::RewrapRequest& request,
-                      v1::RewrapResponse& response);
+                      v1::RewrapResponse& response, Output& ciphertext);
   // Makes the data key in response.plaintext() (cleared unless asked for): the
   // caller wipes that field once the call is done, whatever its outcome.
   absl::Status GenerateDataKey(const Caller& caller,

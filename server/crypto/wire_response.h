@@ -9,7 +9,6 @@
 #define SEALBOX_SERVER_CRYPTO_WIRE_RESPONSE_H_
 
 #include <cstdint>
-#include <string>
 
 #include "crypto/format/output_bytes.h"
 #include "google/protobuf/message_lite.h"
@@ -20,17 +19,10 @@ namespace sealbox::server {
 // The wire form of a response: `bytes` as field `field`, followed by `rest`, the same
 // response with that field left empty. Protobuf reads fields in any order; with
 // `field` the message's lowest-numbered field this is also the order protobuf itself
-// writes. `bytes` is taken over without a copy and wiped on release if `secret`.
-grpc::ByteBuffer ResponseAroundBytes(uint32_t field, std::string bytes, bool secret,
-                                     const google::protobuf::MessageLite& rest);
+// writes. `bytes` is taken over without a copy (its buffer is always on the heap,
+// whatever its size) and wiped on release if `secret`.
 grpc::ByteBuffer ResponseAroundBytes(uint32_t field, crypto::OutputBytes bytes, bool secret,
                                      const google::protobuf::MessageLite& rest);
-
-// Moves `from`'s bytes into a new string and leaves `from` empty. A long string's
-// heap buffer just changes owner; a short string keeps its bytes inside the object
-// itself, where a move would copy them and leave them behind, so when `secret` those
-// are copied and wiped in place.
-std::string TakeOutput(std::string& from, bool secret);
 
 }  // namespace sealbox::server
 
