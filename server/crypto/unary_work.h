@@ -23,13 +23,13 @@ class UnaryWork {
       : engine_(engine), metrics_(metrics), max_plaintext_bytes_(max_plaintext_bytes) {}
 
   // Seal, Open and Rewrap write their one large output (a ciphertext or a plaintext)
-  // into `output`, not into the response, and its checksum into the response:
+  // into their last argument, not into the response, which gets its checksum:
   // crypto::OutputBytes for a unary call (sent as it is, never zero-filled first),
   // or the response's own field for a batch item (std::string).
   template <typename Output>
   absl::Status Seal(const Caller& caller, const v1::SealRequest& request,
                     v1::SealResponse& response, Output& ciphertext);
-  // The caller wipes `plaintext` once it is sent, and on failure.
+  // The caller wipes `plaintext` once it is sent (a failure leaves it wiped and empty).
   template <typename Output>
   absl::Status Open(const Caller& caller, const v1::OpenRequest& request,
                     v1::OpenResponse& response, Output& plaintext);
