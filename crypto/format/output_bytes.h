@@ -10,11 +10,14 @@
 #ifndef SEALBOX_CRYPTO_FORMAT_OUTPUT_BYTES_H_
 #define SEALBOX_CRYPTO_FORMAT_OUTPUT_BYTES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <utility>
 #include <vector>
+
+#include "absl/types/span.h"
 
 namespace sealbox::crypto {
 
@@ -43,6 +46,15 @@ class DefaultInitAllocator : public std::allocator<T> {
 };
 
 using OutputBytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
+// Lengthens `out` (OutputBytes, std::string or std::vector<uint8_t>) by `n` bytes and
+// returns them, to be written in place.
+template <typename Output>
+absl::Span<uint8_t> Grow(Output& out, size_t n) {
+  const size_t at = out.size();
+  out.resize(at + n);
+  return absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()) + at, n);
+}
 
 }  // namespace sealbox::crypto
 

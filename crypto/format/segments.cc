@@ -43,14 +43,6 @@ void ReservePlaintext(size_t n, Output& out) {
   out.swap(grown);
 }
 
-// Lengthens `out` by `n` bytes and returns them, to be written in place.
-template <typename Output>
-absl::Span<uint8_t> Grow(Output& out, size_t n) {
-  const size_t at = out.size();
-  out.resize(at + n);
-  return absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()) + at, n);
-}
-
 absl::Status SealerDone() {
   return absl::FailedPreconditionError("already finished or failed");
 }

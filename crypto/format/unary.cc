@@ -89,8 +89,7 @@ absl::StatusOr<Output> EpochSubkey::Seal(absl::Span<const uint8_t> plaintext,
   // Only the header is written here; the cipher writes the body and the tag (an
   // OutputBytes is not zero-filled first, a string or vector is).
   Output out;
-  out.resize(kUnaryOverheadBytes + plaintext.size());
-  const absl::Span<uint8_t> all(reinterpret_cast<uint8_t*>(out.data()), out.size());
+  const absl::Span<uint8_t> all = Grow(out, kUnaryOverheadBytes + plaintext.size());
   std::fill_n(all.begin(), kUnaryHeaderBytes, 0);
   all[0] = kUnaryFormatV1;
   StoreBigEndian32(version_, &all[kVersionOffset]);

@@ -154,10 +154,9 @@ absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
       SubkeyForOpen(entry, *header);
   if (!subkey.ok()) return subkey.status();
-  plaintext.resize(crypto::OpenedBytes(ciphertext));
+  plaintext.clear();  // then sized to fit
   absl::Status opened = (*subkey)->OpenInto(
-      ciphertext, aad,
-      absl::MakeSpan(reinterpret_cast<uint8_t*>(plaintext.data()), plaintext.size()));
+      ciphertext, aad, crypto::Grow(plaintext, crypto::OpenedBytes(ciphertext)));
   if (!opened.ok()) {
     plaintext.clear();  // already wiped
     return opened;
