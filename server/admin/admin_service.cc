@@ -72,8 +72,11 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
                               started);
     AuditTarget(request, method, *record);
   }
-  absl::StatusOr<Principal> caller = authenticator_->Admin(*context, keystore_->snapshot());
-  absl::Status status = caller.status();
+  // A stale keystore may not know of a revoked admin token: refuse before judging one.
+  absl::Status status = keystore_->Serving();
+  absl::StatusOr<Principal> caller =
+      status.ok() ? authenticator_->Admin(*context, keystore_->snapshot()) : status;
+  status = caller.status();
   if (status.ok() && caller->grant != nullptr && caller->grant->read_only &&
       !OnlyReads(method)) {
     status = absl::PermissionDeniedError(absl::StrCat(

@@ -36,9 +36,9 @@ void AuditCaller(const Caller& caller, AuditRecord& record) {
 
 absl::StatusOr<Caller> Admission::Authenticate(
     const grpc::CallbackServerContext& context) const {
-  // Before the keystore has loaded no token is known: say so, rather than count every
-  // caller as a failed authentication.
-  if (absl::Status loaded = keystore_->Loaded(); !loaded.ok()) return loaded;
+  // Before the keystore has loaded no token is known, and past --max-staleness a
+  // revoked one may still look valid: say so, rather than judge the caller.
+  if (absl::Status serving = keystore_->Serving(); !serving.ok()) return serving;
   Caller caller{keystore_->snapshot(), {}, {}};
   absl::StatusOr<Principal> principal = authenticator_->Identify(context, caller.snapshot);
   if (!principal.ok()) return principal.status();

@@ -35,9 +35,14 @@ class Admission {
   Admission(Keystore* keystore, const Authenticator* authenticator)
       : keystore_(keystore), authenticator_(authenticator) {}
 
-  // The caller, once per call. Errors: UNAVAILABLE before the keystore has loaded,
-  // UNAUTHENTICATED / PERMISSION_DENIED from the authenticator.
+  // The caller, once per call. Errors: UNAVAILABLE before the keystore has loaded or
+  // while it is stale (Keystore::Serving), UNAUTHENTICATED / PERMISSION_DENIED from
+  // the authenticator.
   absl::StatusOr<Caller> Authenticate(const grpc::CallbackServerContext& context) const;
+
+  // Whether a call already admitted may go on: a stream asks at each message, so one
+  // that outlives the keystore's freshness ends with the same UNAVAILABLE.
+  absl::Status StillServing() const { return keystore_->Serving(); }
 
   // One request of a call (a batch has several): `size` is the plaintext or
   // ciphertext it carries, `limit` its unary bound (a stream's start message passes

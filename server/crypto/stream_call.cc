@@ -104,6 +104,7 @@ void StreamCall::Process(bool ok) {
     if (!begun_) {
       return Fail(absl::InvalidArgumentError("the stream ended before its start message"));
     }
+    if (absl::Status s = admission_.StillServing(); !s.ok()) return Fail(s);
     if (absl::Status s = handler_->End(out_); !s.ok()) return Fail(s);
     finishing_ = true;
     if (out_.empty()) return FinishOk();
@@ -117,6 +118,8 @@ void StreamCall::Process(bool ok) {
     status = FirstMessage(message->start ? &*message->start : nullptr);
   } else if (message->start) {
     status = absl::InvalidArgumentError("`start` may only be the first message");
+  } else if (status = admission_.StillServing(); !status.ok()) {
+    // Stale since the stream began: it ends as a new call would be refused.
   } else {
     size_t size = 0;
     for (absl::Span<const uint8_t> piece : message->pieces) size += piece.size();

@@ -1,5 +1,6 @@
 #include "server/keystore/file_storage.h"
 
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -239,24 +240,27 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> FileStorage::Begin() {
                                        *std::move(contents));
 }
 
+// A read of the file that finds it unchanged, or loads it, proves the listener
+// current as of the moment the read began.
 absl::Status FileStorage::Refresh() {
+  const auto began = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   auto header = ReadFile(path_, kKeystoreHeaderBytes);
   if (!header.ok()) return header.status();
   // The generation catches what the identity alone could miss: a reused inode
   // number with the same size and a coarse mtime.
   auto generation = PeekGeneration(header->bytes, path_);
-  if (generation.ok() && *generation == loaded_generation_ &&
-      header->identity == loaded_) {
-    return absl::OkStatus();
+  if (!generation.ok() || *generation != loaded_generation_ ||
+      !(header->identity == loaded_)) {
+    auto read = ReadFile(path_);
+    if (!read.ok()) return read.status();
+    auto contents = Open(*read);
+    if (!contents.ok()) return contents.status();
+    loaded_ = read->identity;
+    loaded_generation_ = contents->generation;
+    if (listener_ != nullptr) listener_->Reload(*contents);
   }
-  auto read = ReadFile(path_);
-  if (!read.ok()) return read.status();
-  auto contents = Open(*read);
-  if (!contents.ok()) return contents.status();
-  loaded_ = read->identity;
-  loaded_generation_ = contents->generation;
-  if (listener_ != nullptr) listener_->Reload(*contents);
+  if (listener_ != nullptr) listener_->CurrentAsOf(began);
   return absl::OkStatus();
 }
 

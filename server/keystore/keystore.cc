@@ -230,10 +230,14 @@ class Keystore::Transaction {
 
 struct Keystore::State : public StorageListener {
   State(std::unique_ptr<KeystoreStorage> s, KeystoreOpenOptions o)
-      : storage(std::move(s)), options(std::move(o)), snapshot(Snapshot::Empty()) {}
+      : storage(std::move(s)),
+        options(std::move(o)),
+        snapshot(Snapshot::Empty()),
+        freshness(options.max_staleness, storage->Describe()) {}
 
   // StorageListener: the store's thread tells us what changed.
   void Reload(const KeystoreContents& contents) override {
+    reloads.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&mu);
     auto next = Snapshot::Build(contents, std::atomic_load(&snapshot).get());
     if (!next.ok()) {
@@ -245,6 +249,11 @@ struct Keystore::State : public StorageListener {
 
   void Apply(const std::vector<RecordChange>& changes, uint64_t revision) override {
     absl::MutexLock lock(&mu);
+    if (changes.empty()) {
+      // A barrier's or a heartbeat's revision: nothing to copy the snapshot for.
+      generation = std::max(generation, revision);
+      return;
+    }
     auto current = std::atomic_load(&snapshot);
     auto next = current->With(changes, revision);
     if (!next.ok()) {
@@ -275,6 +284,8 @@ struct Keystore::State : public StorageListener {
     if (options.on_writable) options.on_writable(now);
   }
 
+  void CurrentAsOf(SteadyClock::time_point as_of) override { freshness.Confirm(as_of); }
+
   void Publish(std::shared_ptr<const Snapshot> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::atomic_store(&snapshot, std::move(next));
     generation = std::atomic_load(&snapshot)->generation();
@@ -284,6 +295,8 @@ struct Keystore::State : public StorageListener {
   absl::Status TryLoad() {
     auto rewrapped = storage->Prepare(options.create);
     if (!rewrapped.ok()) return rewrapped.status();
+    // Load reads the store as it is now: what it returns is current as of its start.
+    const SteadyClock::time_point began = SteadyClock::now();
     auto contents = storage->Load();
     if (!contents.ok()) return contents.status();
     auto built = Snapshot::Build(*contents, nullptr);
@@ -293,6 +306,7 @@ struct Keystore::State : public StorageListener {
       Publish(*std::move(built));
       rewrapped_at_open = *rewrapped;
       loaded = true;
+      freshness.Confirm(began);
       loaded_fast.store(true, std::memory_order_release);
       reachable = true;
     }
@@ -365,6 +379,11 @@ struct Keystore::State : public StorageListener {
   uint64_t sync_served ABSL_GUARDED_BY(sync_mu) = 0;
   bool sync_running ABSL_GUARDED_BY(sync_mu) = false;
   absl::Time sync_last_start ABSL_GUARDED_BY(sync_mu) = absl::InfinitePast();
+  Freshness freshness;
+  std::atomic<uint64_t> reloads{0};  // Reload calls; the one of opening is not one
+  std::atomic<uint64_t> catch_ups{0};
+  std::atomic<uint64_t> stale_refusals{0};
+  std::atomic<int64_t> catch_up_nanos{0};
   absl::Notification stopping;
   std::thread loader;
 };
@@ -424,6 +443,36 @@ absl::Status Keystore::Writable() const {
                                              state_->unreachable_because));
 }
 
+absl::Status Keystore::Serving() const {
+  if (!state_->loaded_fast.load(std::memory_order_acquire)) return Loaded();
+  if (absl::Status fresh = state_->freshness.Check(); fresh.ok()) return fresh;
+  state_->stale_refusals.fetch_add(1, std::memory_order_relaxed);
+  std::string why;
+  {
+    absl::MutexLock lock(&state_->mu);
+    why = state_->unreachable_because;
+  }
+  return state_->freshness.Check(why);
+}
+
+KeystoreHealth Keystore::Health() const {
+  State& s = *state_;
+  KeystoreHealth health;
+  health.staleness = s.freshness.Staleness();
+  health.max_staleness = s.freshness.max_staleness();
+  health.fresh = s.freshness.Check().ok();
+  health.stale_refusals = s.stale_refusals.load(std::memory_order_relaxed);
+  health.reloads = s.reloads.load(std::memory_order_relaxed);
+  health.catch_ups = s.catch_ups.load(std::memory_order_relaxed);
+  health.catch_up_seconds =
+      static_cast<double>(s.catch_up_nanos.load(std::memory_order_relaxed)) / 1e9;
+  absl::MutexLock lock(&s.mu);
+  health.revision = s.generation;
+  health.loaded = s.loaded;
+  health.reachable = s.loaded && s.reachable;
+  return health;
+}
+
 absl::Status Keystore::Refresh() {
   if (absl::Status s = Loaded(); !s.ok()) return s;
   return state_->storage->Refresh();
@@ -432,9 +481,18 @@ absl::Status Keystore::Refresh() {
 std::string Keystore::Describe() const { return state_->storage->Describe(); }
 
 absl::Status Keystore::CatchUp(absl::Duration patience) {
-  const absl::Time deadline = absl::Now() + patience;
+  const absl::Time began = absl::Now();
   State& s = *state_;
   if (absl::Status loaded = Loaded(); !loaded.ok()) return loaded;
+  s.catch_ups.fetch_add(1, std::memory_order_relaxed);
+  absl::Status caught_up = WaitForStore(began + patience);
+  s.catch_up_nanos.fetch_add(absl::ToInt64Nanoseconds(absl::Now() - began),
+                             std::memory_order_relaxed);
+  return caught_up;
+}
+
+absl::Status Keystore::WaitForStore(absl::Time deadline) {
+  State& s = *state_;
   // A store that just came back may not be followed again yet (its watch
   // reconnecting): wait for it within the patience, a few callers at a time, so an
   // outage does not hold many calls.

@@ -10,6 +10,7 @@
 #ifndef SEALBOX_SERVER_KEYSTORE_STORAGE_H_
 #define SEALBOX_SERVER_KEYSTORE_STORAGE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,6 +85,10 @@ class StorageListener {
   virtual void Apply(const std::vector<RecordChange>& changes, uint64_t revision) = 0;
   // Whether the store can be reached (a write can commit). `why` says what failed.
   virtual void Reachable(bool reachable, absl::string_view why) = 0;
+  // Proof that the listener is current: everything committed to the store before
+  // `as_of` (a steady-clock reading taken before the proof began) has been told.
+  // Backends prove it again every heartbeat (freshness.h).
+  virtual void CurrentAsOf(std::chrono::steady_clock::time_point as_of) = 0;
 };
 
 // One transaction. Reads see the store as it is now; Commit applies every change at
@@ -123,7 +128,10 @@ class KeystoreStorage {
   // Follows the store from just after `revision` (what Load returned), telling
   // `listener` of every change from a thread of its own, until Stop (or the
   // storage's destruction): the listener must outlive both. A backend that applies
-  // its own commits tells the listener before Commit returns.
+  // its own commits tells the listener before Commit returns. Every heartbeat (an
+  // option of each backend) it proves again that the listener is current
+  // (CurrentAsOf); while it cannot, it looks for the store often enough to be
+  // current again soon after the store is back.
   virtual void Follow(uint64_t revision, StorageListener* listener) = 0;
 
   // Brings the listener up to date with the store as it is now, before returning.

@@ -105,6 +105,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Register(r)
                          .Add({});
   sealbox_series_ = std::make_shared<SealboxSeries>(this);
+  keystore_series_ = std::make_shared<KeystoreMetrics>();
   process_series_ = std::make_shared<ProcessMetrics>();
 }
 
@@ -183,7 +184,7 @@ void Metrics::RecordOutcome(absl::string_view method, const absl::Status& status
 }
 
 std::vector<std::shared_ptr<prometheus::Collectable>> Metrics::collectables() const {
-  return {sealbox_series_, process_series_};
+  return {sealbox_series_, keystore_series_, process_series_};
 }
 
 std::string Metrics::Render() const {

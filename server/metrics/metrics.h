@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/metrics/keystore_metrics.h"
 
 namespace sealbox::server {
 
@@ -71,6 +73,10 @@ class Metrics {
     audit_written_->Increment(static_cast<double>(n));
   }
   void CountAuditLinesDropped(absl::string_view reason, uint64_t n);
+  // Where the sealbox_keystore_* series are read from at each scrape.
+  void ReadKeystoreWith(std::function<KeystoreReading()> read) {
+    keystore_series_->SetReader(std::move(read));
+  }
   void StreamStarted() { active_streams_->Increment(); }
   void StreamEnded() { active_streams_->Decrement(); }
 
@@ -119,6 +125,7 @@ class Metrics {
       ABSL_GUARDED_BY(key_failures_mutex_);
 
   std::shared_ptr<prometheus::Collectable> sealbox_series_;
+  std::shared_ptr<KeystoreMetrics> keystore_series_;
   std::shared_ptr<prometheus::Collectable> process_series_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_type.h"
+#include "server/metrics/single_value.h"
 
 namespace sealbox::server {
 namespace {
@@ -70,17 +71,6 @@ int OpenFds() {
   return count - 1;
 }
 
-prometheus::MetricFamily One(const char* name, const char* help,
-                             prometheus::MetricType type, double value) {
-  prometheus::MetricFamily family{name, help, type, {prometheus::ClientMetric{}}};
-  if (type == prometheus::MetricType::Counter) {
-    family.metric[0].counter.value = value;
-  } else {
-    family.metric[0].gauge.value = value;
-  }
-  return family;
-}
-
 }  // namespace
 
 ProcessMetrics::ProcessMetrics() {
@@ -97,27 +87,27 @@ std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
   Stat stat;
   if (ReadStat(stat)) {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    families.push_back(One("process_cpu_seconds_total",
+    families.push_back(SingleValue("process_cpu_seconds_total",
                            "Total user and system CPU time spent in seconds.",
                            MetricType::Counter,
                            (stat.user_ticks + stat.system_ticks) / ticks));
-    families.push_back(One("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+    families.push_back(SingleValue("process_virtual_memory_bytes", "Virtual memory size in bytes.",
                            MetricType::Gauge, stat.virtual_bytes));
-    families.push_back(One("process_resident_memory_bytes",
+    families.push_back(SingleValue("process_resident_memory_bytes",
                            "Resident memory size in bytes.", MetricType::Gauge,
                            stat.resident_pages * sysconf(_SC_PAGESIZE)));
   }
   if (const int open = OpenFds(); open >= 0) {
-    families.push_back(One("process_open_fds", "Number of open file descriptors.",
+    families.push_back(SingleValue("process_open_fds", "Number of open file descriptors.",
                            MetricType::Gauge, open));
   }
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-    families.push_back(One("process_max_fds", "Maximum number of open file descriptors.",
+    families.push_back(SingleValue("process_max_fds", "Maximum number of open file descriptors.",
                            MetricType::Gauge, static_cast<double>(files.rlim_cur)));
   }
   if (start_time_seconds_ > 0) {
-    families.push_back(One("process_start_time_seconds",
+    families.push_back(SingleValue("process_start_time_seconds",
                            "Start time of the process since unix epoch in seconds.",
                            MetricType::Gauge, start_time_seconds_));
   }

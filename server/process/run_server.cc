@@ -44,11 +44,16 @@ ABSL_FLAG(std::string, etcd_ca, "",
           "PEM CA bundle to verify etcd's server certificates (TLS to etcd).");
 ABSL_FLAG(std::string, etcd_cert, "",
           "PEM client certificate for etcd (--client-cert-auth), with --etcd-key.");
-ABSL_FLAG(std::string, etcd_key, "", "PEM private key for --etcd-cert.");
+ABSL_FLAG(std::string, etcd_key, "",
+          "PEM private key for --etcd-cert. --etcd-ca, --etcd-cert and --etcd-key are "
+          "read again every --tls-reload-seconds: renewed files serve new connections "
+          "to etcd without a restart.");
 ABSL_FLAG(std::string, etcd_user, "",
           "etcd user (etcd auth enabled); its password from --etcd-password-file or the "
           "environment variable SEALBOX_ETCD_PASSWORD, never a flag.");
-ABSL_FLAG(std::string, etcd_password_file, "", "File with the password of --etcd-user.");
+ABSL_FLAG(std::string, etcd_password_file, "",
+          "File with the password of --etcd-user, read again at each login to etcd, so "
+          "a changed password is used without a restart.");
 ABSL_FLAG(bool, migrate_keystore, false,
           "Copy the file keystore in --data-dir into the empty --etcd-prefix of "
           "--etcd-endpoints, read it back to verify, and exit (0 when verified).");
@@ -73,8 +78,8 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
 ABSL_FLAG(std::string, client_ca, "",
           "PEM CA bundle: require and verify client certificates (mTLS).");
 ABSL_FLAG(int, tls_reload_seconds, 30,
-          "How often the TLS files are checked for changes: a renewed certificate is "
-          "served to new connections without a restart.");
+          "How often the TLS files (sealbox's own and etcd's) are checked for changes: a "
+          "renewed certificate serves new connections without a restart.");
 ABSL_FLAG(std::vector<std::string>, cert_tenant, {},
           "Comma-separated COMMON_NAME=TENANT pairs: a client certificate with that "
           "subject CN acts as that tenant.");
@@ -136,6 +141,13 @@ ABSL_FLAG(int64_t, grpc_memory_limit_mb, 1024,
           "Memory gRPC may use for connection and message buffers (a resource "
           "quota); under pressure it shrinks flow-control windows and refuses new "
           "calls. 0: no limit.");
+ABSL_FLAG(std::string, max_staleness, "30s",
+          "How long a replica may serve from its keystore without confirming it is "
+          "current with its store (etcd, or the file). Past it, both planes refuse "
+          "every call with UNAVAILABLE and health turns NOT_SERVING, so anything "
+          "revoked (a token, a key version, a scope) is refused within this long "
+          "everywhere, even on a replica cut off from etcd; it serves again by itself "
+          "once it is current. A duration (30s, 2m) or \"unbounded\" (never refuse).");
 ABSL_FLAG(bool, dev, false,
           "Development mode: data, KEK and tokens generated under ./.sealbox-dev, a "
           "tenant 'demo' with key 'default', loopback only. Never for production.");
@@ -170,12 +182,14 @@ absl::Status EtcdFromFlags(ServerConfig& config) {
   config.etcd.cert_file = absl::GetFlag(FLAGS_etcd_cert);
   config.etcd.key_file = absl::GetFlag(FLAGS_etcd_key);
   config.etcd.user = absl::GetFlag(FLAGS_etcd_user);
-  const std::string password_file = absl::GetFlag(FLAGS_etcd_password_file);
-  if (!password_file.empty()) {
-    absl::StatusOr<std::string> password = ReadFlagFile(password_file, "etcd-password-file");
-    if (!password.ok()) return password.status();
-    // A trailing newline is the file's, not the password's.
-    config.etcd.password = std::string(absl::StripTrailingAsciiWhitespace(*password));
+  // The file is read again at each login to etcd (server/keystore/etcd/etcd_client.h).
+  config.etcd.password_file = absl::GetFlag(FLAGS_etcd_password_file);
+  if (!config.etcd.password_file.empty()) {
+    if (absl::StatusOr<std::string> password =
+            ReadFlagFile(config.etcd.password_file, "etcd-password-file");
+        !password.ok()) {
+      return password.status();
+    }
   } else if (const char* env = std::getenv("SEALBOX_ETCD_PASSWORD")) {
     config.etcd.password = env;
   }
@@ -216,6 +230,10 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
       absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
   config.handshake_timeout = absl::Seconds(absl::GetFlag(FLAGS_handshake_timeout_seconds));
   config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
+  absl::StatusOr<absl::Duration> max_staleness =
+      ParseMaxStaleness(absl::GetFlag(FLAGS_max_staleness));
+  if (!max_staleness.ok()) return max_staleness.status();
+  config.max_staleness = *max_staleness;
   if (absl::GetFlag(FLAGS_dev)) {
     config.listen = absl::GetFlag(FLAGS_listen);  // loopback only: no TLS in dev mode
     if (absl::Status s = PrepareDevConfig(config); !s.ok()) return s;
@@ -269,6 +287,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   config.client_ca_file = absl::GetFlag(FLAGS_client_ca);
   config.tls_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_tls_reload_seconds));
+  config.etcd.tls_reload_interval = config.tls_reload_interval;
   for (const std::string& pair : absl::GetFlag(FLAGS_cert_tenant)) {
     std::vector<std::string> parts = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {

@@ -46,10 +46,26 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   open.on_writable = [s](bool) { s->UpdateHealth(); };
   open.on_failure = [s](const absl::Status& status) { s->Fail(status); };
   open.min_rotation_period = config.min_rotation_period;
+  open.max_staleness = config.max_staleness;
   absl::StatusOr<std::unique_ptr<Keystore>> keystore =
       Keystore::Open(*std::move(storage), std::move(open));
   if (!keystore.ok()) return keystore.status();
   server->keystore_ = *std::move(keystore);
+  server->metrics_.ReadKeystoreWith([k = server->keystore_.get()] {
+    const KeystoreHealth health = k->Health();
+    auto seconds = [](absl::Duration d) { return absl::ToDoubleSeconds(d); };
+    KeystoreReading reading;
+    reading.loaded = health.loaded;
+    reading.reachable = health.reachable;
+    reading.staleness_seconds = seconds(health.staleness);
+    reading.max_staleness_seconds = seconds(health.max_staleness);
+    reading.revision = static_cast<double>(health.revision);
+    reading.reloads = static_cast<double>(health.reloads);
+    reading.catch_ups = static_cast<double>(health.catch_ups);
+    reading.catch_up_seconds = health.catch_up_seconds;
+    reading.stale_refusals = static_cast<double>(health.stale_refusals);
+    return reading;
+  });
   if (server->keystore_->rewrapped_at_open()) {
     Log("keystore_rewrapped")
         .Add("generation", static_cast<int64_t>(server->keystore_->snapshot()->generation()))
@@ -153,6 +169,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     server->health_ = server->server_->GetHealthCheckService();
   }
   server->UpdateHealth();
+  server->health_watch_ = std::thread([s] { s->WatchHealth(); });
   if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
     server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
   }
@@ -185,6 +202,7 @@ absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig&
     options.prefix = config.etcd_prefix;
     options.kek = CloneKek(config.kek);
     options.previous_kek = CloneKek(config.previous_kek);
+    options.heartbeat = config.EtcdHeartbeat();
     auto storage = etcd::EtcdStorage::Create(std::move(options));
     if (!storage.ok()) return storage.status();
     return std::unique_ptr<KeystoreStorage>(*std::move(storage));
@@ -199,15 +217,38 @@ absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig&
   return std::unique_ptr<KeystoreStorage>(*std::move(storage));
 }
 
-// Health: the whole server ("") and the data plane serve once the keystore has
-// loaded; the admin plane while the keystore's store can also be reached.
+// Health: the whole server ("") and the data plane serve while the keystore may be
+// served from (loaded, and current within --max-staleness); the admin plane while
+// its store can also be reached.
 void SealboxServer::UpdateHealth() {
+  const KeystoreHealth keystore = keystore_->Health();
+  const bool serving = keystore.loaded && keystore.fresh;
   absl::MutexLock lock(&health_mu_);
   if (health_ == nullptr || stopping_.HasBeenNotified()) return;
-  const bool loaded = keystore_->Loaded().ok();
-  health_->SetServingStatus("", loaded);
-  health_->SetServingStatus("sealbox.v1.Crypto", loaded);
-  health_->SetServingStatus("sealbox.v1.Admin", keystore_->Writable().ok());
+  health_->SetServingStatus("", serving);
+  health_->SetServingStatus("sealbox.v1.Crypto", serving);
+  health_->SetServingStatus("sealbox.v1.Admin", serving && keystore.reachable);
+}
+
+// Staleness grows with time, not with an event: look every 100 ms, and say when the
+// replica stops serving for it and when it serves again.
+void SealboxServer::WatchHealth() {
+  bool was_fresh = true;
+  while (!stopping_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+    const KeystoreHealth keystore = keystore_->Health();
+    if (!keystore.loaded || keystore.fresh == was_fresh) continue;
+    was_fresh = keystore.fresh;
+    if (!keystore.fresh) {
+      Log("keystore_stale", "error")
+          .Add("store", keystore_->Describe())
+          .Add("max_staleness", FormatMaxStaleness(keystore.max_staleness))
+          .Add("detail", "not confirmed current with its store for longer than "
+                         "--max-staleness: refusing every call until it is");
+    } else {
+      Log("keystore_current").Add("store", keystore_->Describe());
+    }
+    UpdateHealth();
+  }
 }
 
 void SealboxServer::Fail(const absl::Status& status) {
@@ -248,7 +289,9 @@ SealboxServer::~SealboxServer() {
   Wait();
   if (epoch_sweeper_.joinable()) epoch_sweeper_.join();
   if (rotator_.joinable()) rotator_.join();
+  if (health_watch_.joinable()) health_watch_.join();
   // Its thread calls back into this server: stop it while the server is whole.
+  metrics_.ReadKeystoreWith(nullptr);
   keystore_.reset();
 }
 

@@ -65,6 +65,8 @@ class SealboxServer {
  private:
   SealboxServer() = default;
   void UpdateHealth();
+  // The health_watch_ thread: UpdateHealth when the keystore goes stale or current.
+  void WatchHealth();
   void Fail(const absl::Status& status);
   // The epoch_sweeper_ thread: DropIdleEpochs every config_.idle_epoch_sweep.
   void SweepIdleEpochs();
@@ -91,6 +93,7 @@ class SealboxServer {
   absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
   std::thread epoch_sweeper_;
   std::thread rotator_;
+  std::thread health_watch_;
 };
 
 }  // namespace sealbox::server

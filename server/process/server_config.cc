@@ -1,5 +1,7 @@
 #include "server/process/server_config.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -77,7 +79,33 @@ absl::Status ServerConfig::Validate() const {
     return absl::InvalidArgumentError(
         "--grpc-memory-limit-mb must be 0 (no limit) or at least 64");
   }
+  // Room for a heartbeat that fails once (its read waits up to a second) and the
+  // next that succeeds; the file backend reads its file every reload_interval.
+  const absl::Duration least =
+      uses_etcd() ? absl::Seconds(2) : std::max(absl::Seconds(2), 2 * reload_interval);
+  if (max_staleness < least) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-staleness must be at least ", absl::FormatDuration(least),
+        " (or \"unbounded\")"));
+  }
   return absl::OkStatus();
+}
+
+absl::Duration ServerConfig::EtcdHeartbeat() const {
+  if (max_staleness == absl::InfiniteDuration()) return absl::Seconds(1);
+  return std::clamp(max_staleness / 10, absl::Milliseconds(100), absl::Seconds(1));
+}
+
+absl::StatusOr<absl::Duration> ParseMaxStaleness(const std::string& text) {
+  if (text == "unbounded") return absl::InfiniteDuration();
+  absl::Duration bound;
+  if (!absl::ParseDuration(text, &bound) || bound <= absl::ZeroDuration() ||
+      bound == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-staleness: \"", text,
+        "\" is not a duration such as 30s, 2m or 500ms, nor \"unbounded\""));
+  }
+  return bound;
 }
 
 }  // namespace sealbox::server

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
@@ -47,7 +48,11 @@ struct ServerConfig {
   bool create_keystore = false;
   CryptoLimits limits;
   absl::Duration drain_timeout = absl::Seconds(20);
+  // How often the file backend reads its file: its heartbeat.
   absl::Duration reload_interval = absl::Seconds(1);
+  // How long a replica may serve without proving its keystore current with the store
+  // (server/keystore/freshness.h); absl::InfiniteDuration(): unbounded.
+  absl::Duration max_staleness = absl::Seconds(30);
   absl::Duration max_connection_age = absl::ZeroDuration();  // zero: connections never age
   // Failed authentication per caller address (server/auth/auth_limiter.h).
   AuthLimits auth_limits;
@@ -65,7 +70,14 @@ struct ServerConfig {
 
   // Refuses unsafe or inconsistent settings with a message naming the flag.
   absl::Status Validate() const;
+
+  // How often the etcd backend proves the keystore current: a tenth of the bound,
+  // between 100 ms and a second.
+  absl::Duration EtcdHeartbeat() const;
 };
+
+// "30s", "2m", "500ms" (Go's duration syntax) or "unbounded": --max-staleness.
+absl::StatusOr<absl::Duration> ParseMaxStaleness(const std::string& text);
 
 // True for 127.0.0.0/8, [::1], "localhost" and unix: socket listen addresses.
 bool IsLoopbackAddress(const std::string& host_port);

@@ -2,14 +2,18 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "crypto/secret/secure_wipe.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace sealbox::server::etcd {
@@ -23,8 +27,21 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view w
   return text;
 }
 
-grpc::ChannelArguments ChannelArgs() {
+// While looking for a member that answers (FindAnsweringMember): how often every
+// member is dialled afresh, how long most attempts may take, and how long one in
+// kPatientEvery may (a member behind a slow link). Attempts in flight per member are
+// bounded, so a member that drops packets holds a few dozen sockets at most.
+constexpr absl::Duration kProbeInterval = absl::Milliseconds(25);
+constexpr absl::Duration kQuickProbe = absl::Milliseconds(500);
+constexpr absl::Duration kPatientProbe = absl::Seconds(4);
+constexpr int kPatientEvery = 16;
+constexpr int kMaxProbesPerMember = 24;
+
+// `own_pool`: a channel that shares no connection with the others (gRPC pools
+// subchannels of equal channels process-wide), so it dials now.
+grpc::ChannelArguments ChannelArgs(bool own_pool) {
   grpc::ChannelArguments args;
+  if (own_pool) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Keystore values are small, but a page of a Range can hold thousands.
   args.SetMaxReceiveMessageSize(64 << 20);
   // Find a dead member without waiting for TCP (a partition sends no RST). etcd
@@ -39,6 +56,113 @@ grpc::ChannelArguments ChannelArgs() {
 }
 
 }  // namespace
+
+struct EtcdClient::Connection {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<etcdserverpb::KV::Stub> kv;
+  std::unique_ptr<etcdserverpb::Watch::Stub> watch;
+  std::unique_ptr<etcdserverpb::Auth::Stub> auth;
+};
+
+struct EtcdClient::Endpoint {
+  std::string address;  // HOST:PORT
+  mutable absl::Mutex mu;
+  // Replaced by FindAnsweringMember; calls in flight keep the one they started on.
+  std::shared_ptr<const Connection> connection ABSL_GUARDED_BY(mu);
+};
+
+// Probes in flight (FindAnsweringMember): each a linearizable Range on a connection
+// of its own. gRPC calls back on its own threads; the prober's owner frees finished
+// attempts (never a channel from inside gRPC's callback) and, going away, cancels the
+// rest and waits for them.
+class EtcdClient::Prober {
+ public:
+  Prober(EtcdClient* client, std::string key) : client_(client), key_(std::move(key)) {}
+
+  ~Prober() {
+    absl::MutexLock lock(&mu_);
+    for (auto& [attempt, owned] : running_) attempt->context.TryCancel();
+    mu_.Await(absl::Condition(
+        +[](std::map<Attempt*, std::unique_ptr<Attempt>>* running) { return running->empty(); },
+        &running_));
+  }
+
+  // A new attempt on `endpoint`, unless it has kMaxProbesPerMember in flight.
+  void Launch(size_t endpoint, absl::Duration timeout) {
+    auto attempt = std::make_unique<Attempt>();
+    attempt->endpoint = endpoint;
+    {
+      absl::MutexLock lock(&mu_);
+      finished_.clear();
+      if (in_flight_[endpoint] >= kMaxProbesPerMember) return;
+      ++in_flight_[endpoint];
+    }
+    attempt->connection = client_->Connect(endpoint, /*own_pool=*/true);
+    attempt->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    // The token as it is: logging in is the heartbeat's work. A member that refuses
+    // it has still answered.
+    if (std::string token = client_->Token(); !token.empty()) {
+      attempt->context.AddMetadata("token", token);
+    }
+    attempt->request.set_key(key_);
+    attempt->request.set_count_only(true);
+    Attempt* raw = attempt.get();
+    {
+      absl::MutexLock lock(&mu_);
+      running_[raw] = std::move(attempt);
+    }
+    raw->connection->kv->async()->Range(&raw->context, &raw->request, &raw->response,
+                                        [this, raw](grpc::Status status) {
+                                          Finished(raw, status);
+                                        });
+  }
+
+  // The first endpoint to answer within `patience`, with the connection it answered on.
+  std::optional<std::pair<size_t, std::shared_ptr<const Connection>>> WaitForAnswer(
+      absl::Duration patience) {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&answered_), patience);
+    if (!answered_) return std::nullopt;
+    return std::make_pair(answer_endpoint_, answer_);
+  }
+
+ private:
+  struct Attempt {
+    std::shared_ptr<Connection> connection;
+    grpc::ClientContext context;
+    etcdserverpb::RangeRequest request;
+    etcdserverpb::RangeResponse response;
+    size_t endpoint = 0;
+  };
+
+  void Finished(Attempt* attempt, const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    --in_flight_[attempt->endpoint];
+    // Any answer but "down" means the member is there and reachable: a refused
+    // token is the heartbeat's to mend.
+    const bool answered = status.error_code() != grpc::StatusCode::CANCELLED &&
+                          !EndpointDown(status);
+    if (answered && !answered_) {
+      answered_ = true;
+      answer_endpoint_ = attempt->endpoint;
+      answer_ = attempt->connection;
+    }
+    auto it = running_.find(attempt);
+    finished_.push_back(std::move(it->second));
+    running_.erase(it);
+  }
+
+  EtcdClient* const client_;
+  const std::string key_;
+  absl::Mutex mu_;
+  std::map<Attempt*, std::unique_ptr<Attempt>> running_ ABSL_GUARDED_BY(mu_);
+  // Freed by the owner's thread (Launch, or the destructor's end).
+  std::vector<std::unique_ptr<Attempt>> finished_ ABSL_GUARDED_BY(mu_);
+  std::map<size_t, int> in_flight_ ABSL_GUARDED_BY(mu_);
+  bool answered_ ABSL_GUARDED_BY(mu_) = false;
+  size_t answer_endpoint_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const Connection> answer_ ABSL_GUARDED_BY(mu_);
+};
 
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions options) {
   if (options.endpoints.empty()) return absl::InvalidArgumentError("no etcd endpoints");
@@ -63,44 +187,95 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions optio
     return absl::InvalidArgumentError(
         "an etcd client certificate needs its key, and a key its certificate");
   }
-  if (options.user.empty() != options.password.empty()) {
+  const bool has_password = !options.password.empty() || !options.password_file.empty();
+  if (options.user.empty() == has_password) {
     return absl::InvalidArgumentError(
         options.user.empty() ? "an etcd password needs an etcd user"
                              : "an etcd user needs a password");
   }
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (tls) {
-    grpc::SslCredentialsOptions ssl;
-    if (!options.ca_file.empty()) {
-      auto ca = ReadPem(options.ca_file, "etcd CA file");
-      if (!ca.ok()) return ca.status();
-      ssl.pem_root_certs = *std::move(ca);
-    }
-    if (!options.cert_file.empty()) {
-      auto cert = ReadPem(options.cert_file, "etcd client certificate");
-      if (!cert.ok()) return cert.status();
-      auto key = ReadPem(options.key_file, "etcd client key");
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *std::move(cert);
-      ssl.pem_private_key = *std::move(key);
-    }
-    credentials = grpc::SslCredentials(ssl);
-  }
   std::unique_ptr<EtcdClient> client(new EtcdClient(std::move(options)));
-  for (const std::string& address : addresses) {
-    Endpoint& e = client->endpoints_.emplace_back();
-    e.address = address;
-    e.channel = grpc::CreateCustomChannel(address, credentials, ChannelArgs());
-    e.kv = etcdserverpb::KV::NewStub(e.channel);
-    e.watch = etcdserverpb::Watch::NewStub(e.channel);
-    e.auth = etcdserverpb::Auth::NewStub(e.channel);
+  const EtcdOptions& o = client->options_;
+  if (!o.password_file.empty()) {
+    if (auto password = client->Password(); !password.ok()) return password.status();
   }
+  client->credentials_ = grpc::InsecureChannelCredentials();
+  if (tls) {
+    // Read now, so that a bad file stops startup with a clear error; then watched.
+    if (!o.ca_file.empty()) {
+      if (auto ca = ReadPem(o.ca_file, "etcd CA file"); !ca.ok()) return ca.status();
+    }
+    if (!o.cert_file.empty()) {
+      if (auto cert = ReadPem(o.cert_file, "etcd client certificate"); !cert.ok()) {
+        return cert.status();
+      }
+      auto key = ReadPem(o.key_file, "etcd client key");
+      if (!key.ok()) return key.status();
+      crypto::SecureWipe(key->data(), key->size());
+    }
+    const auto interval = static_cast<unsigned int>(
+        std::max<int64_t>(1, absl::ToInt64Seconds(o.tls_reload_interval)));
+    grpc::experimental::TlsChannelCredentialsOptions tls_options;
+    std::shared_ptr<grpc::experimental::CertificateProviderInterface> files;
+    if (!o.cert_file.empty()) {
+      files = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+          o.key_file, o.cert_file, o.ca_file, interval);
+      tls_options.watch_identity_key_cert_pairs();
+    } else if (!o.ca_file.empty()) {
+      files = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+          o.ca_file, interval);
+    }
+    if (files != nullptr) tls_options.set_certificate_provider(files);
+    // Without a CA file: the system's roots.
+    if (!o.ca_file.empty()) tls_options.watch_root_certs();
+    tls_options.set_certificate_verifier(
+        std::make_shared<grpc::experimental::HostNameCertificateVerifier>());
+    client->credentials_ = grpc::experimental::TlsCredentials(tls_options);
+  }
+  for (const std::string& address : addresses) {
+    auto endpoint = std::make_unique<Endpoint>();
+    endpoint->address = address;
+    client->endpoints_.push_back(std::move(endpoint));
+  }
+  for (size_t i = 0; i < client->endpoints_.size(); ++i) {
+    client->Adopt(i, client->Connect(i, /*own_pool=*/false));
+  }
+  client->current_.store(0);
   return client;
+}
+
+EtcdClient::EtcdClient(EtcdOptions options) : options_(std::move(options)) {}
+
+EtcdClient::~EtcdClient() = default;
+
+std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(size_t endpoint,
+                                                            bool own_pool) const {
+  auto connection = std::make_shared<Connection>();
+  connection->channel = grpc::CreateCustomChannel(endpoints_[endpoint]->address,
+                                                  credentials_, ChannelArgs(own_pool));
+  connection->kv = etcdserverpb::KV::NewStub(connection->channel);
+  connection->watch = etcdserverpb::Watch::NewStub(connection->channel);
+  connection->auth = etcdserverpb::Auth::NewStub(connection->channel);
+  return connection;
+}
+
+std::shared_ptr<const EtcdClient::Connection> EtcdClient::ConnectionOf(size_t endpoint) const {
+  const Endpoint& e = *endpoints_[endpoint];
+  absl::MutexLock lock(&e.mu);
+  return e.connection;
+}
+
+void EtcdClient::Adopt(size_t endpoint, std::shared_ptr<const Connection> connection) {
+  Endpoint& e = *endpoints_[endpoint];
+  {
+    absl::MutexLock lock(&e.mu);
+    e.connection = std::move(connection);
+  }
+  current_.store(endpoint);
 }
 
 std::string EtcdClient::Endpoints() const {
   std::vector<std::string> addresses;
-  for (const Endpoint& e : endpoints_) addresses.push_back(e.address);
+  for (const auto& e : endpoints_) addresses.push_back(e->address);
   return absl::StrJoin(addresses, ",");
 }
 
@@ -119,7 +294,7 @@ bool EtcdClient::TokenExpired(const grpc::Status& status) {
 // (a refused login or permission, a request too large) is FAILED_PRECONDITION, a
 // problem of configuration that retrying does not fix.
 absl::Status EtcdClient::FromGrpc(const grpc::Status& status, size_t endpoint) const {
-  const std::string message = absl::StrCat("etcd at ", endpoints_[endpoint].address,
+  const std::string message = absl::StrCat("etcd at ", endpoints_[endpoint]->address,
                                            ": ", status.error_message());
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
@@ -139,36 +314,57 @@ absl::Status EtcdClient::FromGrpc(const grpc::Status& status, size_t endpoint) c
   }
 }
 
+absl::StatusOr<std::string> EtcdClient::Password() const {
+  if (options_.password_file.empty()) return options_.password;
+  std::ifstream in(options_.password_file, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the etcd password file ", options_.password_file));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string password(absl::StripTrailingAsciiWhitespace(text));
+  crypto::SecureWipe(text.data(), text.size());
+  if (password.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the etcd password file ", options_.password_file, " is empty"));
+  }
+  return password;
+}
+
 absl::Status EtcdClient::Authenticate(size_t endpoint, const std::string& stale_token) {
   absl::MutexLock lock(&token_mu_);
   if (token_ != stale_token) return absl::OkStatus();  // another call renewed it
+  absl::StatusOr<std::string> password = Password();
+  if (!password.ok()) return password.status();
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.request_timeout));
   etcdserverpb::AuthenticateRequest request;
   request.set_name(options_.user);
-  request.set_password(options_.password);
+  request.set_password(*password);
+  crypto::SecureWipe(password->data(), password->size());
   etcdserverpb::AuthenticateResponse response;
-  grpc::Status status = endpoints_[endpoint].auth->Authenticate(&context, request, &response);
+  grpc::Status status =
+      ConnectionOf(endpoint)->auth->Authenticate(&context, request, &response);
+  std::string& sent = *request.mutable_password();
+  crypto::SecureWipe(sent.data(), sent.size());
   if (!status.ok()) return FromGrpc(status, endpoint);
   token_ = response.token();
   return absl::OkStatus();
 }
 
+std::string EtcdClient::Token() {
+  absl::MutexLock lock(&token_mu_);
+  return token_;
+}
+
 absl::Status EtcdClient::Prepare(grpc::ClientContext& context, size_t endpoint,
-                                 bool stream) {
-  if (!stream) {
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.request_timeout));
-  }
+                                 bool stream, absl::Duration timeout) {
+  if (!stream) context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   if (options_.user.empty()) return absl::OkStatus();
-  std::string token;
-  {
-    absl::MutexLock lock(&token_mu_);
-    token = token_;
-  }
+  std::string token = Token();
   if (token.empty()) {
     if (absl::Status s = Authenticate(endpoint, ""); !s.ok()) return s;
-    absl::MutexLock lock(&token_mu_);
-    token = token_;
+    token = Token();
   }
   context.AddMetadata("token", token);
   return absl::OkStatus();
@@ -182,12 +378,13 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
     const size_t endpoint = (first + i) % endpoints_.size();
     for (int login = 0; login < 2; ++login) {
       grpc::ClientContext context;
-      if (absl::Status s = Prepare(context, endpoint, false); !s.ok()) {
+      if (absl::Status s = Prepare(context, endpoint, false, options_.request_timeout);
+          !s.ok()) {
         last = s;
         break;
       }
       etcdserverpb::RangeResponse response;
-      grpc::Status status = endpoints_[endpoint].kv->Range(&context, request, &response);
+      grpc::Status status = ConnectionOf(endpoint)->kv->Range(&context, request, &response);
       if (status.ok()) {
         current_.store(endpoint);
         return response;
@@ -202,14 +399,39 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
   return last;
 }
 
+absl::StatusOr<int64_t> EtcdClient::CurrentRevision(const std::string& key,
+                                                    absl::Duration timeout) {
+  const size_t endpoint = current_.load();
+  etcdserverpb::RangeRequest request;
+  request.set_key(key);
+  request.set_count_only(true);  // linearizable: etcd's default
+  for (int login = 0; login < 2; ++login) {
+    grpc::ClientContext context;
+    if (absl::Status s = Prepare(context, endpoint, false, timeout); !s.ok()) return s;
+    etcdserverpb::RangeResponse response;
+    grpc::Status status = ConnectionOf(endpoint)->kv->Range(&context, request, &response);
+    if (status.ok()) return response.header().revision();
+    if (TokenExpired(status) && login == 0) {
+      absl::MutexLock lock(&token_mu_);
+      token_.clear();
+      continue;
+    }
+    return FromGrpc(status, endpoint);
+  }
+  return absl::UnavailableError("etcd: no login");
+}
+
 absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
     const etcdserverpb::TxnRequest& request) {
   const size_t endpoint = current_.load();
   for (int login = 0; login < 2; ++login) {
     grpc::ClientContext context;
-    if (absl::Status s = Prepare(context, endpoint, false); !s.ok()) return s;
+    if (absl::Status s = Prepare(context, endpoint, false, options_.request_timeout);
+        !s.ok()) {
+      return s;
+    }
     etcdserverpb::TxnResponse response;
-    grpc::Status status = endpoints_[endpoint].kv->Txn(&context, request, &response);
+    grpc::Status status = ConnectionOf(endpoint)->kv->Txn(&context, request, &response);
     if (status.ok()) return response;
     // An expired token is refused before the Txn is proposed: safe to send again.
     if (TokenExpired(status) && login == 0) {
@@ -226,12 +448,16 @@ absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
 absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch() {
   WatchStream watch;
   watch.endpoint = current_.load();
+  watch.connection = ConnectionOf(watch.endpoint);
   watch.context = std::make_unique<grpc::ClientContext>();
-  if (absl::Status s = Prepare(*watch.context, watch.endpoint, true); !s.ok()) return s;
+  if (absl::Status s = Prepare(*watch.context, watch.endpoint, true, absl::ZeroDuration());
+      !s.ok()) {
+    return s;
+  }
   // A member cut off from the cluster's leader ends the stream, rather than
   // holding a watch that silently sees nothing.
   watch.context->AddMetadata("hasleader", "true");
-  watch.stream = endpoints_[watch.endpoint].watch->Watch(watch.context.get());
+  watch.stream = watch.connection->watch->Watch(watch.context.get());
   if (watch.stream == nullptr) return absl::UnavailableError("etcd: cannot open a watch");
   return watch;
 }
@@ -239,6 +465,24 @@ absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch() {
 void EtcdClient::EndpointFailed(size_t endpoint) {
   size_t expected = endpoint;
   current_.compare_exchange_strong(expected, (endpoint + 1) % endpoints_.size());
+}
+
+std::optional<size_t> EtcdClient::FindAnsweringMember(const std::string& key,
+                                                      absl::Duration within,
+                                                      const absl::Notification& stop) {
+  Prober prober(this, key);
+  const absl::Time deadline = absl::Now() + within;
+  for (int round = 0; !stop.HasBeenNotified() && absl::Now() < deadline; ++round) {
+    // Most attempts are short, to find a member soon after the network is back; one
+    // in kPatientEvery may take longer, for a member behind a slow link.
+    const absl::Duration timeout = round % kPatientEvery == 0 ? kPatientProbe : kQuickProbe;
+    for (size_t e = 0; e < endpoints_.size(); ++e) prober.Launch(e, timeout);
+    if (auto answer = prober.WaitForAnswer(kProbeInterval)) {
+      Adopt(answer->first, std::move(answer->second));
+      return answer->first;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace sealbox::server::etcd

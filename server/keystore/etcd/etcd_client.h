@@ -2,21 +2,29 @@
 // etcd's own protos (//third_party/etcd): one channel per endpoint, the next
 // endpoint tried when one stops answering, TLS, and user/password authentication.
 // Only what the etcd keystore needs: Range, Txn, Watch.
+//
+// After an outage a channel waits out gRPC's reconnect backoff, and a connection
+// attempt made while packets were dropped waits out TCP's SYN retries: seconds, either
+// way. FindAnsweringMember instead dials every member afresh, many times a second,
+// and moves the client to the first that answers.
 #ifndef SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_CLIENT_H_
 #define SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_CLIENT_H_
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/security/credentials.h"
 
 namespace sealbox::server::etcd {
 
@@ -24,13 +32,19 @@ struct EtcdOptions {
   // HOST:PORT, or http://HOST:PORT / https://HOST:PORT as etcdctl takes them.
   std::vector<std::string> endpoints;
   // TLS: on when a CA is given (or an endpoint says https://). PEM file paths; the
-  // client certificate and key together, for etcd's --client-cert-auth.
+  // client certificate and key together, for etcd's --client-cert-auth. The files
+  // are read again every `tls_reload_interval`, so renewed ones serve new
+  // connections without a restart.
   std::string ca_file;
   std::string cert_file;
   std::string key_file;
-  // etcd authentication (etcdctl auth enable): a user and its password.
+  absl::Duration tls_reload_interval = absl::Seconds(30);
+  // etcd authentication (etcdctl auth enable): a user and its password, given as is
+  // or as a file that is read again at each login (so a changed password is used
+  // from the next one on).
   std::string user;
   std::string password;
+  std::string password_file;
   // Deadline of each Range and Txn.
   absl::Duration request_timeout = absl::Seconds(5);
 };
@@ -39,6 +53,7 @@ class EtcdClient {
  public:
   // Checks the options and reads the TLS files; connects lazily.
   static absl::StatusOr<std::unique_ptr<EtcdClient>> Create(EtcdOptions options);
+  ~EtcdClient();
 
   // "10.0.0.1:2379,10.0.0.2:2379", for messages and logs.
   std::string Endpoints() const;
@@ -48,14 +63,22 @@ class EtcdClient {
   // (PERMISSION_DENIED, INVALID_ARGUMENT for a failed login, ...), each naming etcd.
   absl::StatusOr<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
 
+  // etcd's revision now, read linearizably (through the leader) from the current
+  // endpoint only, within `timeout`: at or after every change committed before
+  // the call. `key` is any key the client may read.
+  absl::StatusOr<int64_t> CurrentRevision(const std::string& key, absl::Duration timeout);
+
   // A Txn on the current endpoint, never resent: a Txn that fails in flight may
   // still commit, and only the caller can tell whether it did. An endpoint that does
   // not answer is left for the next call.
   absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request);
 
+  struct Connection;
+
   // A watch stream on the current endpoint. `context` must outlive the stream;
   // cancelling it ends the stream.
   struct WatchStream {
+    std::shared_ptr<const Connection> connection;  // kept while the stream lives
     std::unique_ptr<grpc::ClientContext> context;
     std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest,
                                              etcdserverpb::WatchResponse>>
@@ -66,26 +89,40 @@ class EtcdClient {
   // The stream on `endpoint` failed: later calls start with the next endpoint.
   void EndpointFailed(size_t endpoint);
 
- private:
-  struct Endpoint {
-    std::string address;  // HOST:PORT
-    std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<etcdserverpb::KV::Stub> kv;
-    std::unique_ptr<etcdserverpb::Watch::Stub> watch;
-    std::unique_ptr<etcdserverpb::Auth::Stub> auth;
-  };
+  // Dials every endpoint on new connections every `interval`, each attempt a
+  // linearizable read of `key`, until one answers (or `stop` is notified, or
+  // `within` passes). That endpoint, with its new connection, becomes current; its
+  // index is returned. Attempts in flight are bounded, and cancelled on return.
+  std::optional<size_t> FindAnsweringMember(const std::string& key, absl::Duration within,
+                                            const absl::Notification& stop);
 
-  explicit EtcdClient(EtcdOptions options) : options_(std::move(options)) {}
+ private:
+  struct Endpoint;
+  class Prober;
+
+  explicit EtcdClient(EtcdOptions options);
+
+  // A new channel to `endpoint`. `own_pool`: sharing no connection with other
+  // channels (gRPC pools them process-wide), so that it dials now rather than wait
+  // on an attempt stuck in backoff.
+  std::shared_ptr<Connection> Connect(size_t endpoint, bool own_pool) const;
+  std::shared_ptr<const Connection> ConnectionOf(size_t endpoint) const;
+  void Adopt(size_t endpoint, std::shared_ptr<const Connection> connection);
 
   // Sets the deadline (unless `stream`) and the auth token on a new context.
-  absl::Status Prepare(grpc::ClientContext& context, size_t endpoint, bool stream);
+  absl::Status Prepare(grpc::ClientContext& context, size_t endpoint, bool stream,
+                       absl::Duration timeout);
+  // The auth token, without logging in; empty without one.
+  std::string Token();
   absl::Status Authenticate(size_t endpoint, const std::string& stale_token);
+  absl::StatusOr<std::string> Password() const;
   absl::Status FromGrpc(const grpc::Status& status, size_t endpoint) const;
   static bool EndpointDown(const grpc::Status& status);
   static bool TokenExpired(const grpc::Status& status);
 
   const EtcdOptions options_;
-  std::vector<Endpoint> endpoints_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::atomic<size_t> current_{0};
   absl::Mutex token_mu_;
   std::string token_ ABSL_GUARDED_BY(token_mu_);

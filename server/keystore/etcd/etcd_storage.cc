@@ -1,6 +1,7 @@
 #include "server/keystore/etcd/etcd_storage.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <utility>
 
@@ -443,6 +444,7 @@ void EtcdStorage::Follow(uint64_t revision, StorageListener* listener) {
     delivered_ = revision;
   }
   watcher_ = std::thread([this] { WatchLoop(); });
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
 }
 
 void EtcdStorage::Deliver(const std::vector<RecordChange>& changes, uint64_t revision) {
@@ -450,6 +452,19 @@ void EtcdStorage::Deliver(const std::vector<RecordChange>& changes, uint64_t rev
   if (revision <= delivered_ || listener_ == nullptr) return;
   listener_->Apply(changes, revision);
   delivered_ = revision;
+}
+
+bool EtcdStorage::WaitDelivered(uint64_t revision, absl::Duration patience) {
+  absl::MutexLock lock(&deliver_mu_);
+  auto reached = [this, revision]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_) {
+    return delivered_ >= revision;
+  };
+  return deliver_mu_.AwaitWithTimeout(absl::Condition(&reached), patience);
+}
+
+void EtcdStorage::SetReachable(bool reachable, absl::string_view why) {
+  absl::MutexLock lock(&deliver_mu_);
+  if (listener_ != nullptr) listener_->Reachable(reachable, why);
 }
 
 absl::Status EtcdStorage::ReloadAll(absl::string_view reason) {
@@ -528,6 +543,7 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
     absl::MutexLock lock(&stream_mu_);
     if (stopping_.HasBeenNotified()) return absl::CancelledError("stopping");
     stream_context_ = watch->context.get();
+    restart_watch_ = false;  // this stream is the restart asked for
   }
   uint64_t from;
   {
@@ -556,26 +572,38 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
         watch->context->TryCancel();
         break;
       }
-      if (response.created() && !created) {
-        created = true;
-        absl::MutexLock lock(&deliver_mu_);
-        if (listener_ != nullptr) listener_->Reachable(true, "");
-      }
+      if (response.created()) created = true;
       HandleEvents(response);
     }
   }
   grpc::Status finished = watch->stream->Finish();
+  bool restarted;
   {
     absl::MutexLock lock(&stream_mu_);
     stream_context_ = nullptr;
+    restarted = restart_watch_;
   }
-  if (!created || absl::IsUnavailable(ended)) {
+  // Moved on purpose, to an endpoint that answers: not this one's failure.
+  if (!restarted && (!created || absl::IsUnavailable(ended))) {
     client_->EndpointFailed(watch->endpoint);
   }
   if (absl::IsUnavailable(ended) && !finished.ok()) {
     ended = absl::UnavailableError(absl::StrCat("etcd: ", finished.error_message()));
   }
   return ended;
+}
+
+void EtcdStorage::RestartWatch() {
+  absl::MutexLock lock(&stream_mu_);
+  restart_watch_ = true;
+  if (stream_context_ != nullptr) stream_context_->TryCancel();
+}
+
+bool EtcdStorage::TakeRestart() {
+  absl::MutexLock lock(&stream_mu_);
+  const bool restart = restart_watch_;
+  restart_watch_ = false;
+  return restart;
 }
 
 void EtcdStorage::WatchLoop() {
@@ -585,6 +613,11 @@ void EtcdStorage::WatchLoop() {
     bool created = false;
     absl::Status ended = WatchOnce(created);
     if (stopping_.HasBeenNotified()) break;
+    if (TakeRestart()) {
+      failures = 0;
+      backoff = absl::Milliseconds(100);
+      continue;
+    }
     if (absl::IsOutOfRange(ended)) {
       // The revisions in between are gone: start over from a whole load.
       ended = ReloadAll("watch compacted");
@@ -595,14 +628,87 @@ void EtcdStorage::WatchLoop() {
       backoff = absl::Milliseconds(100);
     }
     // A stream that had worked is tried again at once (on the next endpoint: one
-    // member going away is not an outage); after that, etcd is unreachable.
-    if (++failures >= 2) {
-      absl::MutexLock lock(&deliver_mu_);
-      if (listener_ != nullptr) listener_->Reachable(false, ended.message());
+    // member going away is not an outage); after that, with backoff, unless the
+    // heartbeat finds a member that answers first (RestartWatch).
+    if (++failures == 1) continue;
+    {
+      absl::MutexLock lock(&stream_mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stream_mu_) {
+        return restart_watch_ || stopping_.HasBeenNotified();
+      };
+      stream_mu_.AwaitWithTimeout(absl::Condition(&woken), backoff);
     }
-    if (failures == 1) continue;
-    if (stopping_.WaitForNotificationWithTimeout(backoff)) break;
     backoff = std::min(backoff * 2, absl::Milliseconds(500));
+  }
+}
+
+// ---- Proving the keystore current ---------------------------------------------------
+
+namespace {
+// How long a heartbeat's read may take before the member counts as not answering.
+constexpr absl::Duration kHeartbeatTimeout = absl::Seconds(1);
+// How long the watch may take to deliver a revision etcd has confirmed: first one
+// that may be another writer's, then a barrier of our own.
+constexpr absl::Duration kWatchLag = absl::Milliseconds(50);
+constexpr absl::Duration kBarrierPatience = absl::Seconds(1);
+// After a member answered a probe and still failed the proof (refused permission,
+// say): the least pause before searching again, doubling up to a second.
+constexpr absl::Duration kRetryPause = absl::Milliseconds(25);
+}  // namespace
+
+absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point began) {
+  // At or after every revision committed before `began`.
+  absl::StatusOr<int64_t> revision =
+      client_->CurrentRevision(layout_.Marker(), kHeartbeatTimeout);
+  if (!revision.ok()) return revision.status();
+  if (!WaitDelivered(static_cast<uint64_t>(*revision), kWatchLag)) {
+    // Either the newest revision is another writer's (the watch sees only our
+    // prefix) or the watch is behind: a revision of our own settles which.
+    absl::StatusOr<uint64_t> barrier = Barrier();
+    if (!barrier.ok()) return barrier.status();
+    if (!WaitDelivered(*barrier, kBarrierPatience)) {
+      // Its member is behind the cluster, or its connection is dead: start over.
+      RestartWatch();
+      return absl::UnavailableError(absl::StrCat("the watch has not delivered etcd revision ",
+                                                 *barrier, " within ",
+                                                 absl::FormatDuration(kBarrierPatience)));
+    }
+  }
+  absl::MutexLock lock(&deliver_mu_);
+  if (listener_ != nullptr) listener_->CurrentAsOf(began);
+  return absl::OkStatus();
+}
+
+void EtcdStorage::HeartbeatLoop() {
+  int failures = 0;  // in a row
+  while (!stopping_.HasBeenNotified()) {
+    const auto began = std::chrono::steady_clock::now();
+    absl::Status proved = ProveCurrent(began);
+    if (proved.ok()) {
+      if (failures > 0) SetReachable(true, "");
+      failures = 0;
+      const absl::Duration spent =
+          absl::FromChrono(std::chrono::steady_clock::now() - began);
+      if (stopping_.WaitForNotificationWithTimeout(options_.heartbeat - spent)) break;
+      continue;
+    }
+    // One failure may be a slow answer or an election; two in a row, an outage.
+    if (++failures >= 2) SetReachable(false, proved.message());
+    if (failures > 2) {
+      const absl::Duration pause =
+          std::min(kRetryPause * (1 << std::min(failures - 3, 6)), absl::Seconds(1));
+      if (stopping_.WaitForNotificationWithTimeout(pause)) break;
+    }
+    // Dial every member afresh until one answers, and follow it: the next proof
+    // comes as soon as the network is back, not after gRPC's or TCP's backoff.
+    std::optional<size_t> found =
+        client_->FindAnsweringMember(layout_.Marker(), kHeartbeatTimeout, stopping_);
+    if (!found.has_value()) {
+      SetReachable(false, proved.message());
+      found = client_->FindAnsweringMember(layout_.Marker(), absl::InfiniteDuration(),
+                                           stopping_);
+    }
+    if (found.has_value()) RestartWatch();
   }
 }
 
@@ -612,6 +718,7 @@ void EtcdStorage::Stop() {
     if (!stopping_.HasBeenNotified()) stopping_.Notify();
     if (stream_context_ != nullptr) stream_context_->TryCancel();
   }
+  if (heartbeat_.joinable()) heartbeat_.join();
   if (watcher_.joinable()) watcher_.join();
 }
 

@@ -8,11 +8,19 @@
 //   - Load pages through the prefix with Range at one revision.
 //   - Follow watches the prefix from the revision after the one loaded; a watch
 //     that is compacted away reloads everything at one revision.
-//   - etcd down: what is loaded keeps serving; Reachable(false) tells the keystore,
-//     and the watch resumes from the last revision seen once etcd is back.
+//   - Every heartbeat, a linearizable read of etcd's revision, and the watch having
+//     delivered it (or, when the newest revision is not ours, a barrier revision of
+//     our own), proves the keystore current (CurrentAsOf). etcd's progress requests
+//     would save the read, but etcd before 3.4.25/3.5.8 may answer one before the
+//     events it covers (etcd issue 15220), and Debian 12 ships 3.4.23.
+//   - etcd down: what is loaded keeps serving while the keystore allows
+//     (--max-staleness); Reachable(false) tells the keystore. Every member is then
+//     dialled afresh many times a second (EtcdClient::FindAnsweringMember), and the
+//     watch resumes from the last revision seen on the first that answers.
 #ifndef SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 #define SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +46,8 @@ struct EtcdStorageOptions {
   std::optional<Kek> previous_kek;
   // Records per Range page when loading.
   int page_size = 2000;
+  // How often the keystore is proven current while etcd answers.
+  absl::Duration heartbeat = absl::Seconds(1);
 };
 
 class EtcdStorage : public KeystoreStorage {
@@ -98,6 +108,17 @@ class EtcdStorage : public KeystoreStorage {
   void WatchLoop();
   // One watch stream, until it ends: OUT_OF_RANGE when compacted away, else why.
   absl::Status WatchOnce(bool& created);
+  // Ends the watch stream and starts another at once, on the current endpoint.
+  void RestartWatch();
+  // Whether a restart was asked for since the stream began; clears it.
+  bool TakeRestart();
+
+  void HeartbeatLoop();
+  // Proves the listener current as of `began` (a reading taken before the proof).
+  absl::Status ProveCurrent(std::chrono::steady_clock::time_point began);
+  // Waits until the listener has been told of `revision`; false after `patience`.
+  bool WaitDelivered(uint64_t revision, absl::Duration patience);
+  void SetReachable(bool reachable, absl::string_view why);
   void HandleEvents(const etcdserverpb::WatchResponse& response);
   // Hands `changes` at `revision` to the listener unless it has seen that revision.
   void Deliver(const std::vector<RecordChange>& changes, uint64_t revision);
@@ -113,8 +134,10 @@ class EtcdStorage : public KeystoreStorage {
 
   absl::Mutex stream_mu_;
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(stream_mu_) = nullptr;
+  bool restart_watch_ ABSL_GUARDED_BY(stream_mu_) = false;
   absl::Notification stopping_;
   std::thread watcher_;
+  std::thread heartbeat_;
 };
 
 }  // namespace sealbox::server::etcd

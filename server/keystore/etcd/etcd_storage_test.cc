@@ -56,6 +56,17 @@ class RawEtcd {
     return response.header().revision();
   }
 
+  // etcd's revision now.
+  int64_t Revision() {
+    etcdserverpb::RangeRequest request;
+    request.set_key("/");
+    request.set_count_only(true);
+    etcdserverpb::RangeResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(kv_->Range(&context, request, &response).ok());
+    return response.header().revision();
+  }
+
   void Delete(const std::string& key) {
     etcdserverpb::DeleteRangeRequest request;
     request.set_key(key);
@@ -95,6 +106,10 @@ class RecordingListener : public StorageListener {
     absl::MutexLock lock(&mu_);
     reachable_ = reachable;
   }
+  void CurrentAsOf(std::chrono::steady_clock::time_point as_of) override {
+    absl::MutexLock lock(&mu_);
+    current_as_of_ = std::max(current_as_of_, as_of);
+  }
   bool WaitFor(const std::function<bool()>& condition) {
     const absl::Time deadline = absl::Now() + absl::Seconds(20);
     while (absl::Now() < deadline) {
@@ -112,6 +127,7 @@ class RecordingListener : public StorageListener {
   std::vector<std::string> applied_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   bool reachable_ ABSL_GUARDED_BY(mu_) = true;
+  std::chrono::steady_clock::time_point current_as_of_ ABSL_GUARDED_BY(mu_);
 };
 
 class EtcdStorageTest : public ::testing::Test {
@@ -134,12 +150,14 @@ class EtcdStorageTest : public ::testing::Test {
     return options;
   }
 
-  absl::StatusOr<std::unique_ptr<Keystore>> Open(EtcdStorageOptions options,
-                                                 bool create = true) {
+  absl::StatusOr<std::unique_ptr<Keystore>> Open(
+      EtcdStorageOptions options, bool create = true,
+      absl::Duration max_staleness = absl::InfiniteDuration()) {
     auto storage = EtcdStorage::Create(std::move(options));
     if (!storage.ok()) return storage.status();
     KeystoreOpenOptions open;
     open.create = create;
+    open.max_staleness = max_staleness;
     return Keystore::Open(*std::move(storage), std::move(open));
   }
 
@@ -387,6 +405,79 @@ TEST_F(EtcdStorageTest, OpeningWhileEtcdIsDownLoadsOnceItIsUp) {
   EXPECT_TRUE((*ks)->Loaded().ok());
   EXPECT_TRUE((*ks)->CreateTenant("acme").ok());
   EXPECT_GE(writable_calls.load(), 1);
+}
+
+// A quiet keystore is proven current every heartbeat by a read (etcd's revision, which
+// its watch has delivered), not by a write: etcd's revision does not move.
+TEST_F(EtcdStorageTest, HeartbeatsProveCurrentByReadingNotWriting) {
+  EtcdStorageOptions options = Options();
+  options.heartbeat = absl::Milliseconds(100);
+  auto ks = Open(std::move(options), true, absl::Seconds(5));
+  ASSERT_TRUE(ks.ok()) << ks.status();
+  ASSERT_TRUE((*ks)->CreateTenant("acme").ok());
+  absl::SleepFor(absl::Milliseconds(300));
+  const int64_t before = raw_->Revision();
+  for (int i = 0; i < 10; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    EXPECT_LT((*ks)->Health().staleness, absl::Milliseconds(400));
+    EXPECT_TRUE((*ks)->Serving().ok());
+  }
+  EXPECT_EQ(raw_->Revision(), before);
+}
+
+// Another writer of the same etcd makes revisions the watch never sees (outside the
+// prefix): a barrier revision of our own then proves the keystore current.
+TEST_F(EtcdStorageTest, HeartbeatsStayCurrentWhileOthersWriteTheSameEtcd) {
+  EtcdStorageOptions options = Options();
+  options.heartbeat = absl::Milliseconds(100);
+  auto ks = Open(std::move(options), true, absl::Seconds(5));
+  ASSERT_TRUE(ks.ok()) << ks.status();
+  absl::Duration worst;
+  for (int i = 0; i < 75; ++i) {
+    raw_->Put("/another-application/counter", absl::StrCat(i));
+    absl::SleepFor(absl::Milliseconds(20));
+    if (i >= 25) worst = std::max(worst, (*ks)->Health().staleness);
+  }
+  EXPECT_LT(worst, absl::Milliseconds(500));
+  EXPECT_TRUE((*ks)->Serving().ok());
+}
+
+// Cut off from etcd, a keystore serves until --max-staleness, then refuses saying
+// why, and serves again by itself once etcd is back.
+TEST_F(EtcdStorageTest, StaleAfterTheBoundAndServingAgainOnceEtcdIsBack) {
+  auto own = EtcdCluster::Start(1);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EtcdCluster& etcd = **own;
+  EtcdStorageOptions options = Options(etcd.endpoints());
+  options.heartbeat = absl::Milliseconds(200);
+  auto ks = Open(std::move(options), true, absl::Seconds(2));
+  ASSERT_TRUE(ks.ok()) << ks.status();
+  ASSERT_TRUE((*ks)->Serving().ok());
+
+  const absl::Time killed = absl::Now();
+  etcd.Kill(0);
+  while ((*ks)->Serving().ok() && absl::Now() < killed + absl::Seconds(10)) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const absl::Duration served_for = absl::Now() - killed;
+  // The last proof began at most a heartbeat (and its read) before the kill.
+  EXPECT_GE(served_for, absl::Milliseconds(1500));
+  EXPECT_LE(served_for, absl::Milliseconds(2300));
+  absl::Status stale = (*ks)->Serving();
+  EXPECT_TRUE(absl::IsUnavailable(stale)) << stale;
+  EXPECT_THAT(stale.message(), HasSubstr("stale"));
+  EXPECT_THAT(stale.message(), HasSubstr("--max-staleness=2s"));
+  KeystoreHealth health = (*ks)->Health();
+  EXPECT_FALSE(health.fresh);
+  EXPECT_FALSE(health.reachable);
+  EXPECT_GE(health.stale_refusals, 1u);
+  EXPECT_NE((*ks)->snapshot(), nullptr);
+
+  ASSERT_TRUE(etcd.Restart(0).ok());
+  const absl::Time back = absl::Now() + absl::Seconds(15);
+  while (!(*ks)->Serving().ok() && absl::Now() < back) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_TRUE((*ks)->Serving().ok());
+  EXPECT_TRUE((*ks)->Health().fresh);
 }
 
 }  // namespace
