@@ -264,7 +264,7 @@ absl::Status FileStorage::Refresh() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> FileStorage::Barrier() {
+absl::StatusOr<uint64_t> FileStorage::Barrier(absl::Duration /*timeout*/) {
   if (absl::Status s = Refresh(); !s.ok()) return s;
   return 0;
 }

@@ -54,7 +54,7 @@ class FileStorage : public KeystoreStorage {
   // and compares the generation and the file's identity. A file that fails to load
   // leaves the listener's keystore as it was and returns the error.
   absl::Status Refresh() override;
-  absl::StatusOr<uint64_t> Barrier() override;
+  absl::StatusOr<uint64_t> Barrier(absl::Duration timeout) override;
   void Stop() override;
 
   // A new keystore file at generation 1; ALREADY_EXISTS when there is one.

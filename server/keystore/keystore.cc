@@ -35,8 +35,12 @@ constexpr int kMaxAttempts = 16;
 constexpr absl::Duration kVisibleWithin = absl::Seconds(5);
 // The least time between two CatchUp barriers.
 constexpr absl::Duration kCatchUpSpacing = absl::Milliseconds(25);
-// Callers of CatchUp that may wait at once for an unreachable store to come back.
+// Callers of CatchUp that may wait at once for an unreachable store to come back,
+// and how long: a backend that lost its store looks for it many times a second, so
+// a store that is back is followed again within this; one that is not makes no
+// caller (and no server thread) wait longer.
 constexpr int kMaxWaitingForStore = 4;
+constexpr absl::Duration kWaitForStore = absl::Milliseconds(500);
 
 absl::Status ValidateRef(const std::string& tenant, const std::string& key) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
@@ -279,7 +283,8 @@ struct Keystore::State : public StorageListener {
       Log("keystore_unreachable", "warning")
           .Add("store", storage->Describe())
           .Add("error", why)
-          .Add("detail", "serving from the last snapshot; admin calls fail until it is back");
+          .Add("detail", "serving from the last snapshot for at most --max-staleness; "
+                         "admin calls fail until it is back");
     }
     if (options.on_writable) options.on_writable(now);
   }
@@ -504,7 +509,8 @@ absl::Status Keystore::WaitForStore(absl::Time deadline) {
     {
       absl::MutexLock lock(&s.mu);
       auto reachable = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.reachable; };
-      s.mu.AwaitWithDeadline(absl::Condition(&reachable), deadline);
+      s.mu.AwaitWithDeadline(absl::Condition(&reachable),
+                             std::min(deadline, absl::Now() + kWaitForStore));
     }
     s.waiting_for_store.fetch_sub(1);
     if (absl::Status writable = Writable(); !writable.ok()) return writable;
@@ -525,7 +531,7 @@ absl::Status Keystore::WaitForStore(absl::Time deadline) {
         covers = s.sync_requested;
         s.sync_last_start = absl::Now();
       }
-      absl::StatusOr<uint64_t> revision = s.storage->Barrier();
+      absl::StatusOr<uint64_t> revision = s.storage->Barrier(deadline - absl::Now());
       const bool reached =
           revision.ok() && s.WaitForGeneration(*revision, deadline - absl::Now());
       s.sync_mu.Lock();

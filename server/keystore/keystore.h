@@ -105,8 +105,8 @@ class Keystore {
   // through another replica). Callers at the same moment share one barrier through
   // the store, and barriers are at least 25 ms apart, so a flood of
   // unknown names costs the store a few writes a second at most. While the store is
-  // unreachable it waits (4 callers at most) for it to come back, as after an
-  // outage each replica's watch reconnects on its own schedule.
+  // unreachable it waits (4 callers at most, half a second at most) for it to come
+  // back, as a store that has just come back is followed again within that.
   absl::Status CatchUp(absl::Duration patience = absl::Seconds(2));
   // CatchUp, then the snapshot; null when catching up failed.
   std::shared_ptr<const Snapshot> CaughtUpSnapshot();

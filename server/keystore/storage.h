@@ -140,8 +140,9 @@ class KeystoreStorage {
   // A revision at or after every change committed before the call, which the
   // listener has been or will be told of: once the listener is there, nothing
   // committed earlier is missing. The file backend reloads a changed file here
-  // instead and returns 0.
-  virtual absl::StatusOr<uint64_t> Barrier() = 0;
+  // instead and returns 0. UNAVAILABLE when the store does not answer within
+  // `timeout`.
+  virtual absl::StatusOr<uint64_t> Barrier(absl::Duration timeout) = 0;
 
   // Writes a whole keystore into a store that holds none (--migrate-keystore,
   // --export-keystore), so that no server ever sees it half-written; refuses a store

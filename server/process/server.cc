@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -230,12 +231,19 @@ void SealboxServer::UpdateHealth() {
   health_->SetServingStatus("sealbox.v1.Admin", serving && keystore.reachable);
 }
 
-// Staleness grows with time, not with an event: look every 100 ms, and say when the
+// Staleness grows with time, not with an event: look again when the bound will pass
+// (or within 100 ms, to see a proof that made it current again), and say when the
 // replica stops serving for it and when it serves again.
 void SealboxServer::WatchHealth() {
   bool was_fresh = true;
-  while (!stopping_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+  absl::Duration next = absl::Milliseconds(100);
+  while (!stopping_.WaitForNotificationWithTimeout(next)) {
     const KeystoreHealth keystore = keystore_->Health();
+    next = absl::Milliseconds(100);
+    if (keystore.fresh && keystore.max_staleness != absl::InfiniteDuration()) {
+      next = std::clamp(keystore.max_staleness - keystore.staleness + absl::Milliseconds(1),
+                        absl::Milliseconds(1), next);
+    }
     if (!keystore.loaded || keystore.fresh == was_fresh) continue;
     was_fresh = keystore.fresh;
     if (!keystore.fresh) {

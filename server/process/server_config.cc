@@ -92,8 +92,8 @@ absl::Status ServerConfig::Validate() const {
 }
 
 absl::Duration ServerConfig::EtcdHeartbeat() const {
-  if (max_staleness == absl::InfiniteDuration()) return absl::Seconds(1);
-  return std::clamp(max_staleness / 10, absl::Milliseconds(100), absl::Seconds(1));
+  if (max_staleness == absl::InfiniteDuration()) return absl::Milliseconds(250);
+  return std::clamp(max_staleness / 10, absl::Milliseconds(100), absl::Milliseconds(250));
 }
 
 absl::StatusOr<absl::Duration> ParseMaxStaleness(const std::string& text) {

@@ -72,7 +72,8 @@ struct ServerConfig {
   absl::Status Validate() const;
 
   // How often the etcd backend proves the keystore current: a tenth of the bound,
-  // between 100 ms and a second.
+  // between 100 and 250 ms (a linearizable read each, which etcd serves without a
+  // write; frequent, so that a cut is noticed, and healed, soon).
   absl::Duration EtcdHeartbeat() const;
 };
 

@@ -31,15 +31,18 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view w
 // member is dialled afresh, how long most attempts may take, and how long one in
 // kPatientEvery may (a member behind a slow link). Attempts in flight per member are
 // bounded, so a member that drops packets holds a few dozen sockets at most.
-constexpr absl::Duration kProbeInterval = absl::Milliseconds(25);
-constexpr absl::Duration kQuickProbe = absl::Milliseconds(500);
+constexpr absl::Duration kProbeInterval = absl::Milliseconds(10);
+constexpr absl::Duration kQuickProbe = absl::Milliseconds(250);
 constexpr absl::Duration kPatientProbe = absl::Seconds(4);
-constexpr int kPatientEvery = 16;
-constexpr int kMaxProbesPerMember = 24;
+constexpr int kPatientEvery = 40;
+constexpr int kMaxProbesPerMember = 40;
 
 // `own_pool`: a channel that shares no connection with the others (gRPC pools
-// subchannels of equal channels process-wide), so it dials now.
-grpc::ChannelArguments ChannelArgs(bool own_pool) {
+// subchannels of equal channels process-wide), so it dials now. `connect_timeout`,
+// when not zero: how long a connection attempt may take (a probe's attempt must end
+// with the probe: a channel going away does not stop the TCP connect it began, and
+// hundreds left waiting on dropped SYNs all complete at once when the network heals).
+grpc::ChannelArguments ChannelArgs(bool own_pool, absl::Duration connect_timeout) {
   grpc::ChannelArguments args;
   if (own_pool) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Keystore values are small, but a page of a Range can hold thousands.
@@ -52,6 +55,10 @@ grpc::ChannelArguments ChannelArgs(bool own_pool) {
   // back within a second of etcd.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
+  if (connect_timeout > absl::ZeroDuration()) {
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(connect_timeout)));
+  }
   return args;
 }
 
@@ -71,58 +78,71 @@ struct EtcdClient::Endpoint {
   std::shared_ptr<const Connection> connection ABSL_GUARDED_BY(mu);
 };
 
-// Probes in flight (FindAnsweringMember): each a linearizable Range on a connection
-// of its own. gRPC calls back on its own threads; the prober's owner frees finished
-// attempts (never a channel from inside gRPC's callback) and, going away, cancels the
-// rest and waits for them.
+// Probes (FindAnsweringMember): each a linearizable Range on a connection of its
+// own, completing on a queue drained on the searching thread. Not gRPC's callback
+// threads, which the server's calls share: a cut can keep those busy just when a
+// member must be found. A search that ends cancels what is left without waiting;
+// the next search, or Tidy, frees it.
 class EtcdClient::Prober {
  public:
-  Prober(EtcdClient* client, std::string key) : client_(client), key_(std::move(key)) {}
+  explicit Prober(EtcdClient* client) : client_(client) {}
 
   ~Prober() {
-    absl::MutexLock lock(&mu_);
+    CancelAll();
+    while (!running_.empty() && Next(absl::InfiniteFuture())) {
+    }
+    queue_.Shutdown();
+    void* tag;
+    bool ok;
+    while (queue_.Next(&tag, &ok)) {
+    }
+  }
+
+  // Starts a search: frees what finished, forgets the last answer.
+  void Begin(const std::string& key) {
+    Tidy();
+    key_ = key;
+    answer_ = nullptr;
+  }
+
+  // Frees attempts that have finished, without waiting for any.
+  void Tidy() {
+    while (Next(absl::Now())) {
+    }
+  }
+
+  void CancelAll() {
     for (auto& [attempt, owned] : running_) attempt->context.TryCancel();
-    mu_.Await(absl::Condition(
-        +[](std::map<Attempt*, std::unique_ptr<Attempt>>* running) { return running->empty(); },
-        &running_));
   }
 
   // A new attempt on `endpoint`, unless it has kMaxProbesPerMember in flight.
   void Launch(size_t endpoint, absl::Duration timeout) {
+    if (in_flight_[endpoint] >= kMaxProbesPerMember) return;
+    ++in_flight_[endpoint];
     auto attempt = std::make_unique<Attempt>();
     attempt->endpoint = endpoint;
-    {
-      absl::MutexLock lock(&mu_);
-      finished_.clear();
-      if (in_flight_[endpoint] >= kMaxProbesPerMember) return;
-      ++in_flight_[endpoint];
-    }
-    attempt->connection = client_->Connect(endpoint, /*own_pool=*/true);
+    attempt->connection = client_->Connect(endpoint, /*own_pool=*/true, timeout);
     attempt->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     // The token as it is: logging in is the heartbeat's work. A member that refuses
     // it has still answered.
     if (std::string token = client_->Token(); !token.empty()) {
       attempt->context.AddMetadata("token", token);
     }
-    attempt->request.set_key(key_);
-    attempt->request.set_count_only(true);
-    Attempt* raw = attempt.get();
-    {
-      absl::MutexLock lock(&mu_);
-      running_[raw] = std::move(attempt);
-    }
-    raw->connection->kv->async()->Range(&raw->context, &raw->request, &raw->response,
-                                        [this, raw](grpc::Status status) {
-                                          Finished(raw, status);
-                                        });
+    etcdserverpb::RangeRequest request;
+    request.set_key(key_);
+    request.set_count_only(true);
+    attempt->reader = attempt->connection->kv->AsyncRange(&attempt->context, request, &queue_);
+    attempt->reader->Finish(&attempt->response, &attempt->status, attempt.get());
+    running_[attempt.get()] = std::move(attempt);
   }
 
   // The first endpoint to answer within `patience`, with the connection it answered on.
   std::optional<std::pair<size_t, std::shared_ptr<const Connection>>> WaitForAnswer(
       absl::Duration patience) {
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&answered_), patience);
-    if (!answered_) return std::nullopt;
+    const absl::Time deadline = absl::Now() + patience;
+    while (answer_ == nullptr && Next(deadline)) {
+    }
+    if (answer_ == nullptr) return std::nullopt;
     return std::make_pair(answer_endpoint_, answer_);
   }
 
@@ -130,38 +150,43 @@ class EtcdClient::Prober {
   struct Attempt {
     std::shared_ptr<Connection> connection;
     grpc::ClientContext context;
-    etcdserverpb::RangeRequest request;
     etcdserverpb::RangeResponse response;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<etcdserverpb::RangeResponse>> reader;
     size_t endpoint = 0;
   };
 
-  void Finished(Attempt* attempt, const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
+  // Takes one finished attempt off the queue; false when none finished by `deadline`.
+  bool Next(absl::Time deadline) {
+    void* tag = nullptr;
+    bool ok = false;
+    if (queue_.AsyncNext(&tag, &ok, absl::ToChronoTime(deadline)) !=
+        grpc::CompletionQueue::GOT_EVENT) {
+      return false;
+    }
+    auto it = running_.find(static_cast<Attempt*>(tag));
+    std::unique_ptr<Attempt> attempt = std::move(it->second);
+    running_.erase(it);
     --in_flight_[attempt->endpoint];
     // Any answer but "down" means the member is there and reachable: a refused
     // token is the heartbeat's to mend.
-    const bool answered = status.error_code() != grpc::StatusCode::CANCELLED &&
-                          !EndpointDown(status);
-    if (answered && !answered_) {
-      answered_ = true;
+    const grpc::Status& status = attempt->status;
+    if (answer_ == nullptr && !key_.empty() &&
+        status.error_code() != grpc::StatusCode::CANCELLED &&
+        !EndpointDown(status)) {
       answer_endpoint_ = attempt->endpoint;
       answer_ = attempt->connection;
     }
-    auto it = running_.find(attempt);
-    finished_.push_back(std::move(it->second));
-    running_.erase(it);
+    return true;
   }
 
   EtcdClient* const client_;
-  const std::string key_;
-  absl::Mutex mu_;
-  std::map<Attempt*, std::unique_ptr<Attempt>> running_ ABSL_GUARDED_BY(mu_);
-  // Freed by the owner's thread (Launch, or the destructor's end).
-  std::vector<std::unique_ptr<Attempt>> finished_ ABSL_GUARDED_BY(mu_);
-  std::map<size_t, int> in_flight_ ABSL_GUARDED_BY(mu_);
-  bool answered_ ABSL_GUARDED_BY(mu_) = false;
-  size_t answer_endpoint_ ABSL_GUARDED_BY(mu_) = 0;
-  std::shared_ptr<const Connection> answer_ ABSL_GUARDED_BY(mu_);
+  std::string key_;  // empty between searches: a late answer is no answer
+  grpc::CompletionQueue queue_;
+  std::map<Attempt*, std::unique_ptr<Attempt>> running_;
+  std::map<size_t, int> in_flight_;
+  size_t answer_endpoint_ = 0;
+  std::shared_ptr<const Connection> answer_;
 };
 
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions options) {
@@ -237,21 +262,23 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions optio
     client->endpoints_.push_back(std::move(endpoint));
   }
   for (size_t i = 0; i < client->endpoints_.size(); ++i) {
-    client->Adopt(i, client->Connect(i, /*own_pool=*/false));
+    client->Adopt(i, client->Connect(i, /*own_pool=*/false, absl::ZeroDuration()));
   }
   client->current_.store(0);
   return client;
 }
 
-EtcdClient::EtcdClient(EtcdOptions options) : options_(std::move(options)) {}
+EtcdClient::EtcdClient(EtcdOptions options)
+    : options_(std::move(options)), prober_(std::make_unique<Prober>(this)) {}
 
 EtcdClient::~EtcdClient() = default;
 
-std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(size_t endpoint,
-                                                            bool own_pool) const {
+std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(
+    size_t endpoint, bool own_pool, absl::Duration connect_timeout) const {
   auto connection = std::make_shared<Connection>();
-  connection->channel = grpc::CreateCustomChannel(endpoints_[endpoint]->address,
-                                                  credentials_, ChannelArgs(own_pool));
+  connection->channel =
+      grpc::CreateCustomChannel(endpoints_[endpoint]->address, credentials_,
+                                ChannelArgs(own_pool, connect_timeout));
   connection->kv = etcdserverpb::KV::NewStub(connection->channel);
   connection->watch = etcdserverpb::Watch::NewStub(connection->channel);
   connection->auth = etcdserverpb::Auth::NewStub(connection->channel);
@@ -423,15 +450,20 @@ absl::StatusOr<int64_t> EtcdClient::CurrentRevision(const std::string& key,
 
 absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
     const etcdserverpb::TxnRequest& request) {
+  return Txn(request, options_.request_timeout);
+}
+
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
+    const etcdserverpb::TxnRequest& request, absl::Duration timeout) {
   const size_t endpoint = current_.load();
   for (int login = 0; login < 2; ++login) {
     grpc::ClientContext context;
-    if (absl::Status s = Prepare(context, endpoint, false, options_.request_timeout);
-        !s.ok()) {
+    if (absl::Status s = Prepare(context, endpoint, false, timeout); !s.ok()) {
       return s;
     }
     etcdserverpb::TxnResponse response;
-    grpc::Status status = ConnectionOf(endpoint)->kv->Txn(&context, request, &response);
+    std::shared_ptr<const Connection> connection = ConnectionOf(endpoint);
+    grpc::Status status = connection->kv->Txn(&context, request, &response);
     if (status.ok()) return response;
     // An expired token is refused before the Txn is proposed: safe to send again.
     if (TokenExpired(status) && login == 0) {
@@ -439,7 +471,7 @@ absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
       token_.clear();
       continue;
     }
-    if (EndpointDown(status)) EndpointFailed(endpoint);
+    if (EndpointDown(status)) EndpointFailed(endpoint, connection.get());
     return FromGrpc(status, endpoint);
   }
   return absl::UnavailableError("etcd: no login");
@@ -462,7 +494,10 @@ absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch() {
   return watch;
 }
 
-void EtcdClient::EndpointFailed(size_t endpoint) {
+void EtcdClient::EndpointFailed(size_t endpoint, const Connection* connection) {
+  // A call that began before FindAnsweringMember replaced the connection says
+  // nothing of the new one.
+  if (ConnectionOf(endpoint).get() != connection) return;
   size_t expected = endpoint;
   current_.compare_exchange_strong(expected, (endpoint + 1) % endpoints_.size());
 }
@@ -470,19 +505,33 @@ void EtcdClient::EndpointFailed(size_t endpoint) {
 std::optional<size_t> EtcdClient::FindAnsweringMember(const std::string& key,
                                                       absl::Duration within,
                                                       const absl::Notification& stop) {
-  Prober prober(this, key);
+  absl::MutexLock lock(&prober_mu_);
+  prober_->Begin(key);
+  std::optional<size_t> found;
   const absl::Time deadline = absl::Now() + within;
   for (int round = 0; !stop.HasBeenNotified() && absl::Now() < deadline; ++round) {
     // Most attempts are short, to find a member soon after the network is back; one
     // in kPatientEvery may take longer, for a member behind a slow link.
     const absl::Duration timeout = round % kPatientEvery == 0 ? kPatientProbe : kQuickProbe;
-    for (size_t e = 0; e < endpoints_.size(); ++e) prober.Launch(e, timeout);
-    if (auto answer = prober.WaitForAnswer(kProbeInterval)) {
+    for (size_t e = 0; e < endpoints_.size(); ++e) prober_->Launch(e, timeout);
+    if (auto answer = prober_->WaitForAnswer(kProbeInterval)) {
       Adopt(answer->first, std::move(answer->second));
-      return answer->first;
+      // The others may be waiting out a reconnect backoff: the network is back.
+      for (size_t e = 0; e < endpoints_.size(); ++e) {
+        grpc::experimental::ChannelResetConnectionBackoff(ConnectionOf(e)->channel.get());
+      }
+      found = answer->first;
+      break;
     }
   }
-  return std::nullopt;
+  prober_->Begin("");  // no answer after this one
+  prober_->CancelAll();
+  return found;
+}
+
+void EtcdClient::TidyProbes() {
+  absl::MutexLock lock(&prober_mu_);
+  prober_->Tidy();
 }
 
 }  // namespace sealbox::server::etcd

@@ -72,6 +72,9 @@ class EtcdClient {
   // still commit, and only the caller can tell whether it did. An endpoint that does
   // not answer is left for the next call.
   absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request);
+  // The same within `timeout` instead of the options' request_timeout.
+  absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request,
+                                                absl::Duration timeout);
 
   struct Connection;
 
@@ -86,15 +89,19 @@ class EtcdClient {
     size_t endpoint = 0;
   };
   absl::StatusOr<WatchStream> Watch();
-  // The stream on `endpoint` failed: later calls start with the next endpoint.
-  void EndpointFailed(size_t endpoint);
+  // A call on `endpoint` over `connection` found it down: later calls start with the
+  // next endpoint (unless the endpoint has a new connection since).
+  void EndpointFailed(size_t endpoint, const Connection* connection);
 
-  // Dials every endpoint on new connections every `interval`, each attempt a
+  // Dials every endpoint on new connections many times a second, each attempt a
   // linearizable read of `key`, until one answers (or `stop` is notified, or
   // `within` passes). That endpoint, with its new connection, becomes current; its
-  // index is returned. Attempts in flight are bounded, and cancelled on return.
+  // index is returned. Attempts in flight are bounded, and cancelled (not waited
+  // for) on return. One search at a time.
   std::optional<size_t> FindAnsweringMember(const std::string& key, absl::Duration within,
                                             const absl::Notification& stop);
+  // Frees the attempts a search left that have finished since.
+  void TidyProbes();
 
  private:
   struct Endpoint;
@@ -104,8 +111,10 @@ class EtcdClient {
 
   // A new channel to `endpoint`. `own_pool`: sharing no connection with other
   // channels (gRPC pools them process-wide), so that it dials now rather than wait
-  // on an attempt stuck in backoff.
-  std::shared_ptr<Connection> Connect(size_t endpoint, bool own_pool) const;
+  // on an attempt stuck in backoff. `connect_timeout`: how long each connection
+  // attempt may take (zero: gRPC's default).
+  std::shared_ptr<Connection> Connect(size_t endpoint, bool own_pool,
+                                      absl::Duration connect_timeout) const;
   std::shared_ptr<const Connection> ConnectionOf(size_t endpoint) const;
   void Adopt(size_t endpoint, std::shared_ptr<const Connection> connection);
 
@@ -124,6 +133,8 @@ class EtcdClient {
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::atomic<size_t> current_{0};
+  absl::Mutex prober_mu_;
+  const std::unique_ptr<Prober> prober_ ABSL_GUARDED_BY(prober_mu_);
   absl::Mutex token_mu_;
   std::string token_ ABSL_GUARDED_BY(token_mu_);
 };

@@ -26,6 +26,22 @@ constexpr size_t kMaxValueBytes = 1 << 20;
 // A Txn that failed in flight is sent again this many times before giving up.
 constexpr int kTxnAttempts = 5;
 
+// How long a heartbeat's read may take before its connection counts as stuck: ten
+// times what reads have recently taken, within these limits. Short, because a cut
+// that drops packets shows only as silence, and the sooner it is noticed the sooner
+// new connections are tried; a read that was merely slow costs a new connection.
+constexpr absl::Duration kLeastReadTimeout = absl::Milliseconds(200);
+constexpr absl::Duration kMostReadTimeout = absl::Seconds(2);
+// How long the watch may take to deliver a revision etcd has confirmed: first one
+// that may be another writer's, then a barrier of our own.
+constexpr absl::Duration kWatchLag = absl::Milliseconds(50);
+constexpr absl::Duration kBarrierPatience = absl::Seconds(1);
+// The most records read afresh after an outage rather than waited for (one page).
+constexpr int64_t kRelistAtMost = 2000;
+// After a member answered a probe and still failed the proof (refused permission,
+// say): the least pause before searching again, doubling up to a second.
+constexpr absl::Duration kRetryPause = absl::Milliseconds(25);
+
 void CompareModRevision(TxnRequest& txn, const std::string& key, int64_t revision) {
   Compare* compare = txn.add_compare();
   compare->set_key(key);
@@ -447,9 +463,13 @@ void EtcdStorage::Follow(uint64_t revision, StorageListener* listener) {
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
 }
 
-void EtcdStorage::Deliver(const std::vector<RecordChange>& changes, uint64_t revision) {
+void EtcdStorage::Deliver(std::vector<RecordChange> changes, uint64_t revision) {
   absl::MutexLock lock(&deliver_mu_);
   if (revision <= delivered_ || listener_ == nullptr) return;
+  if (holding_) {
+    held_.emplace_back(std::move(changes), revision);
+    return;
+  }
   listener_->Apply(changes, revision);
   delivered_ = revision;
 }
@@ -485,12 +505,18 @@ absl::Status EtcdStorage::ReloadAll(absl::string_view reason) {
 
 absl::Status EtcdStorage::Refresh() { return ReloadAll(""); }
 
-absl::StatusOr<uint64_t> EtcdStorage::Barrier() {
+absl::StatusOr<uint64_t> EtcdStorage::Barrier(absl::Duration timeout) {
+  // A caller waiting for a token it does not know gives up within a second in a cut
+  // (a write etcd takes longer than that to commit is lost in a partition anyway).
+  timeout = std::min(timeout, kBarrierPatience);
+  const absl::Time deadline = absl::Now() + timeout;
   etcdserverpb::TxnRequest txn;
   Put(txn, layout_.Sync(), "");
   // Lost in flight, it is simply written again: a barrier carries nothing.
-  auto response = client_->Txn(txn);
-  if (!response.ok()) response = client_->Txn(txn);
+  auto response = client_->Txn(txn, timeout);
+  if (!response.ok() && absl::Now() < deadline) {
+    response = client_->Txn(txn, deadline - absl::Now());
+  }
   if (!response.ok()) return response.status();
   return static_cast<uint64_t>(response->header().revision());
 }
@@ -499,7 +525,7 @@ void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
   std::vector<RecordChange> changes;
   int64_t revision = 0;
   auto flush = [&] {
-    if (revision > 0) Deliver(changes, static_cast<uint64_t>(revision));
+    if (revision > 0) Deliver(std::move(changes), static_cast<uint64_t>(revision));
     changes.clear();
   };
   for (const mvccpb::Event& event : response.events()) {
@@ -539,16 +565,22 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
   created = false;
   auto watch = client_->Watch();
   if (!watch.ok()) return watch.status();
+  bool from_now;
   {
     absl::MutexLock lock(&stream_mu_);
     if (stopping_.HasBeenNotified()) return absl::CancelledError("stopping");
     stream_context_ = watch->context.get();
     restart_watch_ = false;  // this stream is the restart asked for
+    from_now = std::exchange(resume_from_now_, false);
   }
-  uint64_t from;
+  uint64_t from = 0;  // 0: from etcd's revision now
   {
+    // A stream from now holds what it delivers until the relist it was started for
+    // is in (Relist): until then there is a gap before it.
     absl::MutexLock lock(&deliver_mu_);
-    from = delivered_ + 1;
+    holding_ = from_now;
+    held_.clear();
+    if (!from_now) from = delivered_ + 1;
   }
   etcdserverpb::WatchRequest request;
   etcdserverpb::WatchCreateRequest* create = request.mutable_create_request();
@@ -572,7 +604,13 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
         watch->context->TryCancel();
         break;
       }
-      if (response.created()) created = true;
+      if (response.created()) {
+        created = true;
+        if (from_now) {
+          absl::MutexLock lock(&stream_mu_);
+          resumed_at_ = std::max<int64_t>(1, response.header().revision());
+        }
+      }
       HandleEvents(response);
     }
   }
@@ -585,7 +623,7 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
   }
   // Moved on purpose, to an endpoint that answers: not this one's failure.
   if (!restarted && (!created || absl::IsUnavailable(ended))) {
-    client_->EndpointFailed(watch->endpoint);
+    client_->EndpointFailed(watch->endpoint, watch->connection.get());
   }
   if (absl::IsUnavailable(ended) && !finished.ok()) {
     ended = absl::UnavailableError(absl::StrCat("etcd: ", finished.error_message()));
@@ -644,27 +682,20 @@ void EtcdStorage::WatchLoop() {
 
 // ---- Proving the keystore current ---------------------------------------------------
 
-namespace {
-// How long a heartbeat's read may take before the member counts as not answering.
-constexpr absl::Duration kHeartbeatTimeout = absl::Seconds(1);
-// How long the watch may take to deliver a revision etcd has confirmed: first one
-// that may be another writer's, then a barrier of our own.
-constexpr absl::Duration kWatchLag = absl::Milliseconds(50);
-constexpr absl::Duration kBarrierPatience = absl::Seconds(1);
-// After a member answered a probe and still failed the proof (refused permission,
-// say): the least pause before searching again, doubling up to a second.
-constexpr absl::Duration kRetryPause = absl::Milliseconds(25);
-}  // namespace
-
 absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point began) {
   // At or after every revision committed before `began`.
   absl::StatusOr<int64_t> revision =
-      client_->CurrentRevision(layout_.Marker(), kHeartbeatTimeout);
+      client_->CurrentRevision(layout_.Marker(), ReadTimeout());
   if (!revision.ok()) return revision.status();
+  // A moving average of what reads take, a new one weighing a quarter.
+  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - began)
+                           .count();
+  read_nanos_.store((3 * read_nanos_.load() + took) / 4);
   if (!WaitDelivered(static_cast<uint64_t>(*revision), kWatchLag)) {
     // Either the newest revision is another writer's (the watch sees only our
     // prefix) or the watch is behind: a revision of our own settles which.
-    absl::StatusOr<uint64_t> barrier = Barrier();
+    absl::StatusOr<uint64_t> barrier = Barrier(kBarrierPatience);
     if (!barrier.ok()) return barrier.status();
     if (!WaitDelivered(*barrier, kBarrierPatience)) {
       // Its member is behind the cluster, or its connection is dead: start over.
@@ -679,6 +710,76 @@ absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point beg
   return absl::OkStatus();
 }
 
+// A watch resumed from a past revision delivers nothing until etcd's resync loop
+// (every 100 ms) reaches it; a watch from etcd's revision now is in sync at once. So
+// a small keystore resumes its watch from now and then is read afresh at a revision
+// no older (what informers call a relist): the read covers everything before the
+// watch, the watch everything after the read. A large one, or a relist that fails,
+// resumes the watch where it left off.
+void EtcdStorage::CatchUpAfterOutage() {
+  absl::StatusOr<int64_t> records = CountUnderPrefix();
+  if (records.ok() && *records <= kRelistAtMost) {
+    absl::Status relisted = ResumeWatchFromNow()
+                                ? Relist()
+                                : absl::UnavailableError("the watch did not resume");
+    if (relisted.ok()) return;
+    Log("keystore_relist_failed", "warning")
+        .Add("store", Describe())
+        .Add("error", relisted.message());
+  }
+  RestartWatch();  // from where the listener is: nothing skipped
+}
+
+absl::Status EtcdStorage::Relist() {
+  auto contents = Load();  // at a revision no older than the watch's start
+  if (!contents.ok()) return contents.status();
+  absl::MutexLock lock(&deliver_mu_);
+  if (listener_ == nullptr) return absl::OkStatus();
+  if (!holding_) {
+    // The stream from now ended meanwhile, and one from where the listener is took
+    // its place: an ordinary reload, if it is newer.
+    if (contents->generation > delivered_) {
+      listener_->Reload(*contents);
+      delivered_ = contents->generation;
+    }
+    return absl::OkStatus();
+  }
+  listener_->Reload(*contents);
+  delivered_ = contents->generation;
+  for (auto& [changes, revision] : held_) {
+    if (revision <= delivered_) continue;
+    listener_->Apply(changes, revision);
+    delivered_ = revision;
+  }
+  held_.clear();
+  holding_ = false;
+  Log("keystore_reloaded")
+      .Add("store", Describe())
+      .Add("revision", static_cast<int64_t>(delivered_))
+      .Add("reason", "caught up after an outage");
+  return absl::OkStatus();
+}
+
+bool EtcdStorage::ResumeWatchFromNow() {
+  {
+    absl::MutexLock lock(&stream_mu_);
+    resume_from_now_ = true;
+    resumed_at_ = 0;
+  }
+  RestartWatch();
+  absl::MutexLock lock(&stream_mu_);
+  auto resumed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stream_mu_) {
+    return resumed_at_ > 0 || stopping_.HasBeenNotified();
+  };
+  return stream_mu_.AwaitWithTimeout(absl::Condition(&resumed), ReadTimeout()) &&
+         resumed_at_ > 0;
+}
+
+absl::Duration EtcdStorage::ReadTimeout() const {
+  return std::clamp(10 * absl::Nanoseconds(read_nanos_.load()), kLeastReadTimeout,
+                    kMostReadTimeout);
+}
+
 void EtcdStorage::HeartbeatLoop() {
   int failures = 0;  // in a row
   while (!stopping_.HasBeenNotified()) {
@@ -687,13 +788,17 @@ void EtcdStorage::HeartbeatLoop() {
     if (proved.ok()) {
       if (failures > 0) SetReachable(true, "");
       failures = 0;
+      client_->TidyProbes();
       const absl::Duration spent =
           absl::FromChrono(std::chrono::steady_clock::now() - began);
       if (stopping_.WaitForNotificationWithTimeout(options_.heartbeat - spent)) break;
       continue;
     }
-    // One failure may be a slow answer or an election; two in a row, an outage.
-    if (++failures >= 2) SetReachable(false, proved.message());
+    // Unreachable from the first failure: calls that would wait for the store (a
+    // token not known here) stop piling up at once, and a slow answer costs only the
+    // moment until a member answers again.
+    ++failures;
+    SetReachable(false, proved.message());
     if (failures > 2) {
       const absl::Duration pause =
           std::min(kRetryPause * (1 << std::min(failures - 3, 6)), absl::Seconds(1));
@@ -702,13 +807,14 @@ void EtcdStorage::HeartbeatLoop() {
     // Dial every member afresh until one answers, and follow it: the next proof
     // comes as soon as the network is back, not after gRPC's or TCP's backoff.
     std::optional<size_t> found =
-        client_->FindAnsweringMember(layout_.Marker(), kHeartbeatTimeout, stopping_);
-    if (!found.has_value()) {
-      SetReachable(false, proved.message());
-      found = client_->FindAnsweringMember(layout_.Marker(), absl::InfiniteDuration(),
-                                           stopping_);
+        client_->FindAnsweringMember(layout_.Marker(), absl::InfiniteDuration(), stopping_);
+    if (found.has_value()) {
+      Log("keystore_member_answered")
+          .Add("store", Describe())
+          .Add("endpoint", static_cast<int64_t>(*found))
+          .Add("detail", "following it from here: watch restarted, heartbeat next");
+      CatchUpAfterOutage();
     }
-    if (found.has_value()) RestartWatch();
   }
 }
 

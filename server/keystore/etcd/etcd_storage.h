@@ -20,12 +20,15 @@
 #ifndef SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 #define SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -47,7 +50,7 @@ struct EtcdStorageOptions {
   // Records per Range page when loading.
   int page_size = 2000;
   // How often the keystore is proven current while etcd answers.
-  absl::Duration heartbeat = absl::Seconds(1);
+  absl::Duration heartbeat = absl::Milliseconds(250);
 };
 
 class EtcdStorage : public KeystoreStorage {
@@ -69,7 +72,7 @@ class EtcdStorage : public KeystoreStorage {
   absl::Status Refresh() override;
   // Writes the prefix's sync key: its revision is after every earlier change, and
   // the watch delivers changes in order, this one included.
-  absl::StatusOr<uint64_t> Barrier() override;
+  absl::StatusOr<uint64_t> Barrier(absl::Duration timeout) override;
   void Stop() override;
 
   // Every record under an empty prefix, in transactions of up to 60, the marker
@@ -119,9 +122,18 @@ class EtcdStorage : public KeystoreStorage {
   // Waits until the listener has been told of `revision`; false after `patience`.
   bool WaitDelivered(uint64_t revision, absl::Duration patience);
   void SetReachable(bool reachable, absl::string_view why);
+  // How long a read (or a barrier) may take before its connection counts as stuck.
+  absl::Duration ReadTimeout() const;
+  // After an outage: resumes the watch, bringing the listener up to date at once.
+  void CatchUpAfterOutage();
+  // Restarts the watch from etcd's revision now; whether etcd created it in time.
+  bool ResumeWatchFromNow();
+  // Loads the keystore and hands it to the listener, then what the stream from now
+  // held back.
+  absl::Status Relist();
   void HandleEvents(const etcdserverpb::WatchResponse& response);
   // Hands `changes` at `revision` to the listener unless it has seen that revision.
-  void Deliver(const std::vector<RecordChange>& changes, uint64_t revision);
+  void Deliver(std::vector<RecordChange> changes, uint64_t revision);
   absl::Status ReloadAll(absl::string_view reason);
 
   const EtcdStorageOptions options_;
@@ -131,13 +143,23 @@ class EtcdStorage : public KeystoreStorage {
   absl::Mutex deliver_mu_;
   StorageListener* listener_ ABSL_GUARDED_BY(deliver_mu_) = nullptr;
   uint64_t delivered_ ABSL_GUARDED_BY(deliver_mu_) = 0;
+  // While a stream from now waits for its relist: what it delivered meanwhile.
+  bool holding_ ABSL_GUARDED_BY(deliver_mu_) = false;
+  std::vector<std::pair<std::vector<RecordChange>, uint64_t>> held_
+      ABSL_GUARDED_BY(deliver_mu_);
 
   absl::Mutex stream_mu_;
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(stream_mu_) = nullptr;
   bool restart_watch_ ABSL_GUARDED_BY(stream_mu_) = false;
+  // The next stream starts from etcd's revision now (CatchUpAfterOutage); such a
+  // stream, once etcd has created it, sets the revision it was created at.
+  bool resume_from_now_ ABSL_GUARDED_BY(stream_mu_) = false;
+  int64_t resumed_at_ ABSL_GUARDED_BY(stream_mu_) = 0;
   absl::Notification stopping_;
   std::thread watcher_;
   std::thread heartbeat_;
+  // What the heartbeat's reads have recently taken (a moving average, nanoseconds).
+  std::atomic<int64_t> read_nanos_{10'000'000};
 };
 
 }  // namespace sealbox::server::etcd
