@@ -71,6 +71,20 @@ bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
   return Behind(snapshot, tenant, key, VersionIn(ciphertext));
 }
 
+absl::Status CryptoEngine::NotKnownYet(const Snapshot& current, const std::string& tenant,
+                                       const std::string& key, uint32_t version,
+                                       const std::shared_ptr<const Snapshot>& fresher,
+                                       bool may_catch_up) const {
+  if (!may_catch_up || catch_up_ == nullptr || fresher != nullptr || version == 0 ||
+      !Behind(current, tenant, key, version)) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "key \"", key, "\" version ", version,
+      " is newer than this replica knows of, and it cannot reach its store to learn "
+      "of it now: try again, or another replica"));
+}
+
 std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {
   return catch_up_ != nullptr ? catch_up_() : nullptr;
 }
@@ -134,10 +148,14 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
     return s;
   }
   std::shared_ptr<const Snapshot> fresher;
-  const Snapshot& current =
-      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
+  const uint32_t named = VersionIn(ciphertext);
+  const Snapshot& current = CaughtUp(snapshot, tenant, key, named, fresher, may_catch_up);
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
   absl::StatusOr<uint32_t> version = OpenWith(*entry, ciphertext, aad, plaintext);
   if (crypto::IsDecryptionFailure(version.status())) CountFailure(*entry);
@@ -258,9 +276,14 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
   auto lookup = [this, snapshot, entry, tenant, key](uint32_t version)
       -> absl::StatusOr<crypto::SecretBytes> {
     std::shared_ptr<const Snapshot> fresher;
-    const KeyEntry* current =
-        CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true)
-            .FindKey(tenant, key);
+    const Snapshot& caught_up =
+        CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true);
+    if (absl::Status s = NotKnownYet(caught_up, tenant, key, version, fresher,
+                                     /*may_catch_up=*/true);
+        !s.ok()) {
+      return s;
+    }
+    const KeyEntry* current = caught_up.FindKey(tenant, key);
     if (current == nullptr) current = entry;
     absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());

@@ -121,6 +121,14 @@ class CryptoEngine {
                            bool may_catch_up) const;
   bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
               uint32_t version) const;
+  // UNAVAILABLE when `version` is newer than `current` knows of and catching up was
+  // tried and failed (the store out of reach): a version sealed elsewhere a moment
+  // ago, not a forgery, so not a decryption failure (nor one counted against the
+  // key). OK otherwise.
+  absl::Status NotKnownYet(const Snapshot& current, const std::string& tenant,
+                           const std::string& key, uint32_t version,
+                           const std::shared_ptr<const Snapshot>& fresher,
+                           bool may_catch_up) const;
   // The key version a unary ciphertext names (0 if it has no valid header).
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 

@@ -287,6 +287,21 @@ class Workload:
             out.violations.append(f"{self.wrong_plaintexts} opens returned the wrong plaintext")
         return out
 
+    @staticmethod
+    def admin_read(replica, method, request, seconds=15):
+        """An admin call that waits out UNAVAILABLE: a healed etcd member rejoining
+        can cost the cluster an election, and admin calls fail while etcd has no
+        leader."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                return getattr(replica.admin, method)(
+                    request, metadata=replica.admin_metadata, timeout=CALL_TIMEOUT)
+            except grpc.RpcError as error:
+                if code_of(error) != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def verify_after_heal(self, out):
         """With every fault healed and every replica serving: each acknowledged change
         is in force on every replica, and every ciphertext sealed during the run opens."""
@@ -316,9 +331,8 @@ class Workload:
                     lost += 1
                     out.violations.append(f"{replica.name} refuses token {token_id}, issued: "
                                           f"{code_of(error).name} {error.details()}")
-            info = replica.admin.GetKey(
-                admin_pb2.KeyRef(tenant=self.tenant, key=self.key),
-                metadata=replica.admin_metadata, timeout=CALL_TIMEOUT)
+            info = self.admin_read(replica, "GetKey",
+                                   admin_pb2.KeyRef(tenant=self.tenant, key=self.key))
             least, most = 1 + self.rotations, 1 + self.rotations + self.unsure_rotations
             if not least <= info.primary_version <= most:
                 lost += 1

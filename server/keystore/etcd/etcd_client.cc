@@ -477,19 +477,20 @@ absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
   return absl::UnavailableError("etcd: no login");
 }
 
-absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch() {
+absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch(grpc::ClientContext* context) {
   WatchStream watch;
   watch.endpoint = current_.load();
   watch.connection = ConnectionOf(watch.endpoint);
-  watch.context = std::make_unique<grpc::ClientContext>();
-  if (absl::Status s = Prepare(*watch.context, watch.endpoint, true, absl::ZeroDuration());
+  if (absl::Status s = Prepare(*context, watch.endpoint, true, absl::ZeroDuration());
       !s.ok()) {
     return s;
   }
   // A member cut off from the cluster's leader ends the stream, rather than
   // holding a watch that silently sees nothing.
-  watch.context->AddMetadata("hasleader", "true");
-  watch.stream = watch.connection->watch->Watch(watch.context.get());
+  context->AddMetadata("hasleader", "true");
+  // Waits for a connection (an endpoint that drops packets: until the context is
+  // cancelled).
+  watch.stream = watch.connection->watch->Watch(context);
   if (watch.stream == nullptr) return absl::UnavailableError("etcd: cannot open a watch");
   return watch;
 }

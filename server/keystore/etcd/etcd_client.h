@@ -78,17 +78,17 @@ class EtcdClient {
 
   struct Connection;
 
-  // A watch stream on the current endpoint. `context` must outlive the stream;
-  // cancelling it ends the stream.
+  // A watch stream on the current endpoint, on `context`, which must outlive it:
+  // cancelling the context, even while this call waits for a connection, ends the
+  // stream.
   struct WatchStream {
     std::shared_ptr<const Connection> connection;  // kept while the stream lives
-    std::unique_ptr<grpc::ClientContext> context;
     std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest,
                                              etcdserverpb::WatchResponse>>
         stream;
     size_t endpoint = 0;
   };
-  absl::StatusOr<WatchStream> Watch();
+  absl::StatusOr<WatchStream> Watch(grpc::ClientContext* context);
   // A call on `endpoint` over `connection` found it down: later calls start with the
   // next endpoint (unless the endpoint has a new connection since).
   void EndpointFailed(size_t endpoint, const Connection* connection);

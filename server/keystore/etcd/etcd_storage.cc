@@ -563,15 +563,22 @@ void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
 
 absl::Status EtcdStorage::WatchOnce(bool& created) {
   created = false;
-  auto watch = client_->Watch();
-  if (!watch.ok()) return watch.status();
+  // Known (so cancellable by Stop and RestartWatch) before the stream is opened:
+  // opening it waits for a connection.
+  auto context = std::make_unique<grpc::ClientContext>();
   bool from_now;
   {
     absl::MutexLock lock(&stream_mu_);
     if (stopping_.HasBeenNotified()) return absl::CancelledError("stopping");
-    stream_context_ = watch->context.get();
+    stream_context_ = context.get();
     restart_watch_ = false;  // this stream is the restart asked for
     from_now = std::exchange(resume_from_now_, false);
+  }
+  auto watch = client_->Watch(context.get());
+  if (!watch.ok()) {
+    absl::MutexLock lock(&stream_mu_);
+    stream_context_ = nullptr;
+    return watch.status();
   }
   uint64_t from = 0;  // 0: from etcd's revision now
   {
@@ -595,13 +602,13 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
         ended = absl::OutOfRangeError(absl::StrCat(
             "the watch's revision ", from, " was compacted (etcd keeps from ",
             response.compact_revision(), ")"));
-        watch->context->TryCancel();
+        context->TryCancel();
         break;
       }
       if (response.canceled()) {
         ended = absl::UnavailableError(
             absl::StrCat("etcd cancelled the watch: ", response.cancel_reason()));
-        watch->context->TryCancel();
+        context->TryCancel();
         break;
       }
       if (response.created()) {
