@@ -1,5 +1,7 @@
 #include "server/keystore/freshness.h"
 
+#include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,11 +9,25 @@
 
 namespace sealbox::server {
 
+namespace {
+
+int64_t CoarseResolutionNs() {
+  timespec resolution;
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 10'000'000;
+  return int64_t{resolution.tv_sec} * 1'000'000'000 + resolution.tv_nsec;
+}
+
+}  // namespace
+
+// SteadyClock (std::chrono::steady_clock) is CLOCK_MONOTONIC in libstdc++, the clock
+// CLOCK_MONOTONIC_COARSE follows a tick behind.
+static_assert(std::is_same_v<SteadyClock::duration, std::chrono::nanoseconds>);
+
 Freshness::Freshness(absl::Duration max_staleness, std::string store)
     : max_staleness_(max_staleness),
       bound_ns_(max_staleness == absl::InfiniteDuration()
                     ? kUnbounded
-                    : absl::ToInt64Nanoseconds(max_staleness)),
+                    : absl::ToInt64Nanoseconds(max_staleness) - CoarseResolutionNs()),
       store_(std::move(store)) {}
 
 void Freshness::Confirm(SteadyClock::time_point as_of) {
@@ -27,7 +43,7 @@ void Freshness::Confirm(SteadyClock::time_point as_of) {
 absl::Duration Freshness::Staleness() const {
   const int64_t confirmed = confirmed_ns_.load(std::memory_order_acquire);
   if (confirmed == kNever) return absl::InfiniteDuration();
-  return absl::Nanoseconds(NowNs() - confirmed);
+  return absl::Nanoseconds(std::max<int64_t>(0, NowNs() - confirmed));
 }
 
 absl::Time Freshness::ConfirmedAt() const {
