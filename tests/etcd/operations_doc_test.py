@@ -1,8 +1,13 @@
-"""Runs docs/OPERATIONS.md's etcd quick start (the first ```sh block under "### The
-keystore on etcd") as written, with its fixed ports swapped for free ones, the
-binaries on PATH and a fresh working directory: it must end by printing the opened
-"hello", the tenant, key and token made through one replica used through the other at
-once."""
+"""Runs docs/OPERATIONS.md's etcd walkthroughs as written (the first ```sh block under
+a heading), with their fixed ports swapped for free ones, the binaries on PATH and a
+fresh working directory:
+
+  - "### The keystore on etcd": it must end by printing the opened "hello", the
+    tenant, key and token made through one replica used through the other at once;
+  - "### When a replica cannot reach etcd": replica B, cut from etcd by killing its
+    relay, still opens with a token revoked through A within the bound, then refuses
+    everything as stale with its health NOT_SERVING, and once the relay is back
+    refuses the revoked token by itself and serves again."""
 import os
 import re
 import signal
@@ -17,44 +22,78 @@ from harness import free_port  # noqa: E402
 DOC = "docs/OPERATIONS.md"
 
 
-def quick_start():
+def block(heading):
     with open(DOC) as f:
         doc = f.read()
-    section = doc.split("### The keystore on etcd", 1)[1]
+    section = doc.split(heading, 1)[1]
     return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
 
 
-class QuickStart(unittest.TestCase):
-    def test_the_documented_commands_work(self):
-        script = quick_start()
-        for port in ("2379", "50061", "50062"):
-            self.assertIn(port, script)
-            script = script.replace(port, str(free_port()))
-        work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        script = script.replace("/tmp/sealbox-etcd", os.path.join(work, "etcd"))
-        script = script.replace("/tmp/etcd.log", os.path.join(work, "etcd.log"))
-        bin_dir = os.path.join(work, "bin")
-        os.mkdir(bin_dir)
-        for name, target in (("sealbox-server", "server/sealbox-server"),
-                             ("sealbox", "client/sealbox")):
-            os.symlink(os.path.abspath(target), os.path.join(bin_dir, name))
-        env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin")
-        env.pop("SEALBOX_TOKEN", None)
-        # Files, not pipes: the servers it leaves running hold them open.
-        with open(os.path.join(work, "out"), "w+") as out, \
-                open(os.path.join(work, "err"), "w+") as err:
-            run = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=work,
-                                   env=env, stdout=out, stderr=err, start_new_session=True)
-            try:
-                run.wait(timeout=120)
-            finally:
-                os.killpg(run.pid, signal.SIGKILL)  # etcd and the two servers it started
-            out.seek(0)
-            err.seek(0)
-            printed, errors = out.read(), err.read()
-        self.assertEqual(run.returncode, 0, errors)
+def run_block(test, heading, ports, seconds=120):
+    """Runs the block with `ports` swapped for free ones: (stdout, stderr)."""
+    script = block(heading)
+    for port in ports:
+        test.assertIn(port, script)
+        script = script.replace(port, str(free_port()))
+    work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+    script = script.replace("/tmp/sealbox-etcd", os.path.join(work, "etcd"))
+    script = script.replace("/tmp/etcd.log", os.path.join(work, "etcd.log"))
+    bin_dir = os.path.join(work, "bin")
+    os.mkdir(bin_dir)
+    for name, target in (("sealbox-server", "server/sealbox-server"),
+                         ("sealbox", "client/sealbox")):
+        os.symlink(os.path.abspath(target), os.path.join(bin_dir, name))
+    env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin")
+    env.pop("SEALBOX_TOKEN", None)
+    # Files, not pipes: the servers it leaves running hold them open.
+    with open(os.path.join(work, "out"), "w+") as out, \
+            open(os.path.join(work, "err"), "w+") as err:
+        run = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=work,
+                               env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            run.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            os.killpg(run.pid, signal.SIGKILL)  # etcd, relays and servers it started
+        out.seek(0)
+        err.seek(0)
+        printed, errors = out.read(), err.read()
+    logs = ""
+    for name in sorted(os.listdir(work)):
+        if name.endswith(".log"):
+            with open(os.path.join(work, name)) as f:
+                logs += f"--- {name}\n{f.read()[-2000:]}\n"
+    test.assertEqual(run.returncode, 0, f"{errors}\nprinted:\n{printed[-500:]}\n{logs}")
+    return printed, errors
+
+
+class Walkthroughs(unittest.TestCase):
+    def test_two_servers_one_etcd(self):
+        printed, _ = run_block(self, "### The keystore on etcd", ("2379", "50061", "50062"))
         self.assertTrue(printed.endswith("hello\n"), printed)
         self.assertIn("SERVING", printed)
+
+    def test_a_replica_cut_from_etcd(self):
+        printed, errors = run_block(self, "### When a replica cannot reach etcd",
+                                    ("23900", "2379", "50061", "50062"))
+        # A refuses the revoked token at once; B, cut off, opens with it (within the
+        # bound), then refuses everything as stale, NOT_SERVING; healed, it refuses
+        # the revoked token and serves.
+        self.assertIn("UNAUTHENTICATED: invalid or revoked token", errors)
+        self.assertIn("hello\n", printed)
+        stale = re.search(r"open: UNAVAILABLE: this replica's keystore is stale: .*"
+                          r"\((\d+(?:\.\d+)?)s ago\), longer ago than --max-staleness=5s",
+                          errors)
+        self.assertIsNotNone(stale, errors)
+        self.assertLess(float(stale.group(1)), 6.0)
+        self.assertIn("the server is NOT_SERVING", errors)
+        healed = re.search(r"revoked on B (\d+) ms after the relay came back", printed)
+        self.assertIsNotNone(healed, printed)
+        # The loop starts a CLI per try: seconds would mean the old backoff.
+        self.assertLess(int(healed.group(1)), 1000, printed)
+        self.assertTrue(printed.endswith("SERVING\n"), printed)
+        print(f"healed: {healed.group(0)}; stale: {stale.group(0)[-60:]}")
 
 
 if __name__ == "__main__":

@@ -214,11 +214,18 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
     auto count = CountUnderPrefix();
     if (!count.ok()) return count.status();
     if (*count > 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "etcd prefix ", layout_.prefix(), " holds ", *count,
-          " keys but no sealbox keystore; refusing to create one there (choose another "
-          "--etcd-prefix, or delete them)"));
+      // Another replica's --init may have written its marker since we looked.
+      marker = Get(layout_.Marker());
+      if (!marker.ok()) return marker.status();
+      if (!marker->has_value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "etcd prefix ", layout_.prefix(), " holds ", *count,
+            " keys but no sealbox keystore; refusing to create one there (choose "
+            "another --etcd-prefix, or delete them)"));
+      }
     }
+  }
+  if (!marker->has_value()) {
     internal::Record info;
     info.mutable_keystore()->set_layout_version(1);
     info.mutable_keystore()->set_create_time_unix(absl::ToUnixSeconds(absl::Now()));
