@@ -2,6 +2,8 @@
 namespace rI, given every member's address with eI's first, so each replica starts
 on a different member. Replicas serve on unix sockets in the lab's home."""
 import os
+import subprocess
+import sys
 import types
 
 import grpc
@@ -57,6 +59,22 @@ class FaultCluster:
 
     def node(self, name):
         return self.lab.nodes[name]
+
+    def metrics(self, name):
+        """Replica `name`'s Prometheus series: {"series{labels}": value}. Its exporter
+        listens on loopback inside its namespace, so it is fetched from there."""
+        index = [r.name for r in self.replicas].index(name)
+        url = f"http://127.0.0.1:{self.servers[index].metrics_port}/metrics"
+        fetch = ("import sys, urllib.request; "
+                 "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())")
+        text = subprocess.run(self.nodes[index].argv([sys.executable, "-c", fetch, url]),
+                              capture_output=True, text=True, check=True, timeout=30).stdout
+        series = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name_part, value = line.rsplit(" ", 1)
+                series[name_part] = float(value)
+        return series
 
     def server_logs(self):
         return "\n".join(f"--- {node.name}\n{server.output()[-4000:]}"

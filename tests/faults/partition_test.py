@@ -159,6 +159,9 @@ class Partitions(unittest.TestCase):
             if refused_at is None and seal_code(replica, watched)[0] != grpc.StatusCode.OK:
                 refused_at = time.monotonic()
             if seal_code(replica, steady)[0] != grpc.StatusCode.OK:
+                if refused_at is None and \
+                        seal_code(replica, watched)[0] != grpc.StatusCode.OK:
+                    refused_at = time.monotonic()
                 break
             last_served = time.monotonic()
             time.sleep(0.01)
@@ -173,6 +176,13 @@ class Partitions(unittest.TestCase):
         self.assertIn(f"--max-staleness={bound}s", detail)
         self.assertEqual(health(replica.address, "sealbox.v1.Crypto"), "NOT_SERVING")
         self.assertEqual(health(replica.address, ""), "NOT_SERVING")
+        metrics = cluster.metrics(name)
+        self.assertGreater(metrics["sealbox_keystore_staleness_seconds"], bound)
+        self.assertEqual(metrics["sealbox_keystore_max_staleness_seconds"], bound)
+        self.assertEqual(metrics["sealbox_keystore_reachable"], 0)
+        self.assertEqual(metrics["sealbox_keystore_loaded"], 1)
+        self.assertGreater(metrics["sealbox_keystore_stale_refusals_total"], 0)
+        self.assertGreater(metrics["sealbox_keystore_revision"], 0)
         remaining = fault.start + seconds - time.monotonic()
         if remaining > 0:
             time.sleep(remaining)
@@ -184,6 +194,11 @@ class Partitions(unittest.TestCase):
                    f"{name} serving again after the heal", 10, every=0.002)
         serving_again = time.monotonic() - healed
         self.assertEqual(seal_code(replica, watched)[0], grpc.StatusCode.UNAUTHENTICATED)
+        metrics = cluster.metrics(name)
+        self.assertLess(metrics["sealbox_keystore_staleness_seconds"], 1)
+        self.assertEqual(metrics["sealbox_keystore_reachable"], 1)
+        self.assertGreaterEqual(metrics["sealbox_keystore_reloads_total"], 1)  # the relist
+        self.assertGreater(metrics["sealbox_keystore_catch_ups_total"], 0)
         workload.admin_targets = list(cluster.replicas)
         return {"revoked_token_refused_by_cut_replica_after_s": round(refused_after_revoke, 3),
                 "cut_replica_served_until_s": round(served_until, 3),
