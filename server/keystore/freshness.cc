@@ -1,7 +1,6 @@
 #include "server/keystore/freshness.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,25 +8,11 @@
 
 namespace sealbox::server {
 
-namespace {
-
-int64_t CoarseResolutionNs() {
-  timespec resolution;
-  if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 10'000'000;
-  return int64_t{resolution.tv_sec} * 1'000'000'000 + resolution.tv_nsec;
-}
-
-}  // namespace
-
-// SteadyClock (std::chrono::steady_clock) is CLOCK_MONOTONIC in libstdc++, the clock
-// CLOCK_MONOTONIC_COARSE follows a tick behind.
-static_assert(std::is_same_v<SteadyClock::duration, std::chrono::nanoseconds>);
-
 Freshness::Freshness(absl::Duration max_staleness, std::string store)
     : max_staleness_(max_staleness),
       bound_ns_(max_staleness == absl::InfiniteDuration()
                     ? kUnbounded
-                    : absl::ToInt64Nanoseconds(max_staleness) - CoarseResolutionNs()),
+                    : absl::ToInt64Nanoseconds(max_staleness)),
       store_(std::move(store)) {}
 
 void Freshness::Confirm(SteadyClock::time_point as_of) {

@@ -64,8 +64,8 @@ void BM_ServingUnbounded(benchmark::State& state) {
 }
 BENCHMARK(BM_ServingUnbounded)->ThreadRange(1, 2);
 
-// The clocks alone: the precise one (clock_gettime(CLOCK_MONOTONIC) through the
-// vDSO, which reads the hardware clock) and the coarse one Serving() reads.
+// The clocks alone: the one Serving() reads (clock_gettime(CLOCK_MONOTONIC) through
+// the vDSO) and the kernel's coarse one, cheaper but with a lag that is not bounded.
 void BM_SteadyClock(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(std::chrono::steady_clock::now());
 }

@@ -40,6 +40,12 @@ absl::Status ServerConfig::Validate() const {
         ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "
         "terminates TLS in front of sealbox"));
   }
+  // sockaddr_un holds 108 bytes, the terminating NUL included.
+  if (absl::StartsWith(listen, "unix:") && listen.size() - 5 > 107) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen: the unix socket path is ", listen.size() - 5,
+        " bytes long; the system allows 107 (choose a shorter path)"));
+  }
   if (limits.max_unary_bytes == 0 || limits.max_unary_bytes > (4u << 20) - 1024) {
     return absl::InvalidArgumentError(
         "--max-unary-bytes must be between 1 and 4 MiB - 1 KiB (gRPC's message limit)");

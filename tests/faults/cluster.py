@@ -2,8 +2,10 @@
 namespace rI, given every member's address with eI's first, so each replica starts
 on a different member. Replicas serve on unix sockets in the lab's home."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import types
 
 import grpc
@@ -35,9 +37,11 @@ class FaultCluster:
             self.etcd = LabEtcd(self.lab, members).start()
             kek, admin_token = os.urandom(32), "faults-admin-" + os.urandom(8).hex()
             self.servers, self.replicas, self.nodes = [], [], []
+            # Unix socket paths are limited to 107 bytes: not under Bazel's TEST_TMPDIR.
+            self.sockets = tempfile.mkdtemp(prefix="sbxf-", dir="/tmp")
             for i in range(replicas):
                 node = self.lab.node(f"r{i}")
-                socket = os.path.join(self.lab.home, f"r{i}.sock")
+                socket = os.path.join(self.sockets, f"r{i}.sock")
                 server = harness.Server(
                     kek=kek, admin_token=admin_token, wrapper=node.argv([]), prefix="/sealbox/",
                     etcd=types.SimpleNamespace(endpoints=self.etcd.endpoints(first=i)),
@@ -87,3 +91,5 @@ class FaultCluster:
             if server.process and server.process.poll() is None:
                 server.stop()
         self.lab.close()
+        if hasattr(self, "sockets"):
+            shutil.rmtree(self.sockets, ignore_errors=True)
