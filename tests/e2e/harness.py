@@ -160,16 +160,18 @@ class Etcd:
              "--logger", "zap", "--log-level", "warn"] + self.extra_args,
             stdout=self.logs[i], stderr=subprocess.STDOUT)
 
-    def run_etcdctl(self, *args, endpoints=None):
-        """etcdctl (v3 API) against the cluster: the CompletedProcess."""
+    def run_etcdctl(self, *args, endpoints=None, input=None):
+        """etcdctl (v3 API) against the cluster: the CompletedProcess. `input`: bytes
+        for its stdin (a password it reads there)."""
         return subprocess.run(
             ["/usr/bin/etcdctl", "--endpoints", endpoints or self.endpoints,
              "--dial-timeout", "2s", "--command-timeout", "5s"] + self.tls_args() + list(args),
-            capture_output=True, env=dict(os.environ, ETCDCTL_API="3"), timeout=30)
+            capture_output=True, env=dict(os.environ, ETCDCTL_API="3"), timeout=30,
+            input=input)
 
-    def etcdctl(self, *args, endpoints=None):
+    def etcdctl(self, *args, endpoints=None, input=None):
         """etcdctl's stdout; AssertionError with its stderr when it fails."""
-        result = self.run_etcdctl(*args, endpoints=endpoints)
+        result = self.run_etcdctl(*args, endpoints=endpoints, input=input)
         if result.returncode != 0:
             raise AssertionError(f"etcdctl {' '.join(args)}: {result.stderr.decode()}")
         return result.stdout.decode()

@@ -4,6 +4,7 @@ relies on when it runs several replicas, one etcd member or three, through races
 a killed leader, a whole cluster going away, compaction, tampering, TLS and auth,
 and migration between the file and etcd."""
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -371,6 +372,112 @@ class TlsAndPassword(unittest.TestCase):
             Server(etcd=etcd, prefix="/elsewhere/", kek=kek, admin_token=admin,
                    extra_args=tls_flags + ["--etcd-password-file", password_file]).start()
         self.assertIn("permission denied", str(failure.exception))
+
+
+class RenewedFiles(unittest.TestCase):
+    """The etcd client certificate, its key and the etcd password are read again when
+    their files change: a replica follows a renewed certificate and a changed password
+    without a restart."""
+
+    def setUp(self):
+        self.pki = Pki()
+        ca, ca_key = self.pki.make_ca("etcd-ca", "etcd test CA")
+        self.ca, self.ca_key = ca, ca_key
+        server_cert, server_key = self.pki.issue("etcd-server", "/CN=etcd",
+                                                 "subjectAltName=IP:127.0.0.1", ca, ca_key)
+        root_cert, root_key = self.pki.issue("root", "/CN=root", "extendedKeyUsage=clientAuth",
+                                             ca, ca_key)
+        # Simple tokens that expire after a second, so logins come often.
+        self.etcd = Etcd(extra_args=["--cert-file", server_cert, "--key-file", server_key,
+                                     "--trusted-ca-file", ca, "--client-cert-auth",
+                                     "--auth-token", "simple", "--auth-token-ttl", "1"])
+        self.etcd.scheme = "https"
+        self.root_password = "root-" + os.urandom(8).hex()
+        tls = ["--cacert", ca, "--cert", root_cert, "--key", root_key]
+        self.etcd.tls_args = lambda: tls
+        self.etcd.start()
+        self.addCleanup(self.etcd.close)
+        self.etcd.etcdctl("user", "add", "root:" + self.root_password)
+        self.etcd.etcdctl("role", "add", "sealbox")
+        self.etcd.etcdctl("role", "grant-permission", "sealbox", "--prefix=true", "readwrite",
+                          "/renewed/")
+        self.etcd.etcdctl("auth", "enable")
+
+    def as_root(self, *args, input=None):
+        return self.etcd.etcdctl("--user", "root:" + self.root_password, *args, input=input)
+
+    def add_user(self, name, password=None):
+        if password is None:
+            self.as_root("user", "add", name, "--no-password")
+        else:
+            self.as_root("user", "add", f"{name}:{password}")
+        self.as_root("user", "grant-role", name, "sealbox")
+
+    def replica(self, cert, key, *extra):
+        server = Server(etcd=self.etcd, prefix="/renewed/",
+                        extra_args=["--etcd-ca", self.ca, "--etcd-cert", cert, "--etcd-key", key,
+                                    "--tls-reload-seconds", "1"] + list(extra)).start()
+        self.addCleanup(server.stop)
+        return server
+
+    def rotates(self, server, seconds=20):
+        """Whether an admin write through `server` works again within `seconds`."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if server.admin("key", "rotate", "acme", "default", check=False).returncode == 0:
+                return True
+            time.sleep(0.2)
+        return False
+
+    def test_a_renewed_client_certificate(self):
+        # Without --etcd-user, etcd takes the user from the certificate's CN.
+        for name in ("sealbox-a", "sealbox-b"):
+            self.add_user(name)
+        cert_a, key_a = self.pki.issue("sealbox-a", "/CN=sealbox-a",
+                                       "extendedKeyUsage=clientAuth", self.ca, self.ca_key)
+        cert_b, key_b = self.pki.issue("sealbox-b", "/CN=sealbox-b",
+                                       "extendedKeyUsage=clientAuth", self.ca, self.ca_key)
+        live_cert, live_key = self.pki.path("live.pem"), self.pki.path("live.key")
+        shutil.copy(cert_a, live_cert)
+        shutil.copy(key_a, live_key)
+        server = self.replica(live_cert, live_key)
+        token = server.new_tenant("acme")
+        # The certificate is renewed (here: for another etcd user), and the old user
+        # removed: only connections made with the new files are let in.
+        shutil.copy(key_b, live_key + ".new")
+        shutil.copy(cert_b, live_cert + ".new")
+        os.replace(live_key + ".new", live_key)
+        os.replace(live_cert + ".new", live_cert)
+        time.sleep(2)  # --tls-reload-seconds
+        self.as_root("user", "delete", "sealbox-a")
+        self.assertTrue(self.rotates(server), server.output()[-3000:])
+        self.assertEqual(server.cli("open", "--key", "default", token=token,
+                                    input=server.cli("seal", "--key", "default", token=token,
+                                                     input=b"renewed").stdout).stdout,
+                         b"renewed")
+
+    def test_a_changed_password(self):
+        old, new = "old-" + os.urandom(8).hex(), "new-" + os.urandom(8).hex()
+        self.add_user("sealbox", old)
+        cert, key = self.pki.issue("sealbox", "/CN=sealbox", "extendedKeyUsage=clientAuth",
+                                   self.ca, self.ca_key)
+        password_file = self.pki.path("etcd-password")
+        with open(password_file, "w") as f:
+            f.write(old + "\n")
+        server = self.replica(cert, key, "--etcd-user", "sealbox",
+                              "--etcd-password-file", password_file)
+        server.new_tenant("acme")
+        # etcd's password and the file change; the replica's token expires within a
+        # second, and its next login reads the file again.
+        self.as_root("user", "passwd", "sealbox", "--interactive=false",
+                     input=(new + "\n").encode())
+        with open(password_file + ".new", "w") as f:
+            f.write(new + "\n")
+        os.replace(password_file + ".new", password_file)
+        time.sleep(2)
+        self.assertTrue(self.rotates(server), server.output()[-3000:])
+        self.assertNotIn(old, server.output())
+        self.assertNotIn(new, server.output())
 
 
 class Migration(unittest.TestCase):
