@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "server/keystore/freshness.h"
+#include "server/keystore/health.h"
 #include "server/keystore/info.h"
 #include "server/keystore/snapshot.h"
 #include "server/keystore/storage.h"
@@ -46,27 +47,6 @@ struct KeystoreOpenOptions {
   // How long the snapshot may go without being proven current with the store before
   // Serving() refuses (--max-staleness; freshness.h). Infinite: never.
   absl::Duration max_staleness = absl::InfiniteDuration();
-};
-
-// What the keystore reports of its store, for metrics and health.
-struct KeystoreHealth {
-  bool loaded = false;
-  bool reachable = false;
-  // Since the snapshot was last proven current (InfiniteDuration before loading),
-  // and whether that is within max_staleness.
-  absl::Duration staleness = absl::InfiniteDuration();
-  absl::Duration max_staleness = absl::InfiniteDuration();
-  bool fresh = false;
-  // Calls Serving() refused because the snapshot was stale.
-  uint64_t stale_refusals = 0;
-  // The store revision (etcd) or file generation the snapshot is at.
-  uint64_t revision = 0;
-  // Whole reloads after loading: a compacted etcd watch, a file another process wrote.
-  uint64_t reloads = 0;
-  // CatchUp calls that waited for the store (a token or key not known yet), and the
-  // seconds they waited in all.
-  uint64_t catch_ups = 0;
-  double catch_up_seconds = 0;
 };
 
 class Keystore {

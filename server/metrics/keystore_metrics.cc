@@ -7,14 +7,15 @@
 
 namespace sealbox::server {
 
-void KeystoreMetrics::SetReader(std::function<KeystoreReading()> read) {
+void KeystoreMetrics::SetReader(std::function<KeystoreHealth()> read) {
   absl::MutexLock lock(&mu_);
   read_ = std::move(read);
 }
 
 std::vector<prometheus::MetricFamily> KeystoreMetrics::Collect() const {
   using prometheus::MetricType;
-  KeystoreReading k;
+  auto seconds = [](absl::Duration d) { return absl::ToDoubleSeconds(d); };
+  KeystoreHealth k;
   {
     // Held while reading, so that a reader set to null is not called afterwards.
     absl::MutexLock lock(&mu_);
@@ -31,28 +32,28 @@ std::vector<prometheus::MetricFamily> KeystoreMetrics::Collect() const {
                   "Seconds since the keystore was last proven current with its store "
                   "(+Inf before loading). Past sealbox_keystore_max_staleness_seconds "
                   "the replica refuses every call.",
-                  MetricType::Gauge, k.staleness_seconds),
+                  MetricType::Gauge, seconds(k.staleness)),
       SingleValue("sealbox_keystore_max_staleness_seconds",
                   "--max-staleness in seconds (+Inf: unbounded).", MetricType::Gauge,
-                  k.max_staleness_seconds),
+                  seconds(k.max_staleness)),
       SingleValue("sealbox_keystore_revision",
                   "The etcd revision (or file generation) the keystore has applied.",
-                  MetricType::Gauge, k.revision),
+                  MetricType::Gauge, static_cast<double>(k.revision)),
       SingleValue("sealbox_keystore_reloads_total",
                   "Whole reloads of the keystore after loading: a compacted etcd watch, "
                   "a file another process wrote.",
-                  MetricType::Counter, k.reloads),
+                  MetricType::Counter, static_cast<double>(k.reloads)),
       SingleValue("sealbox_keystore_catch_ups_total",
                   "Calls that waited for the store to deliver what they named (a token "
                   "or key not known here yet).",
-                  MetricType::Counter, k.catch_ups),
+                  MetricType::Counter, static_cast<double>(k.catch_ups)),
       SingleValue("sealbox_keystore_catch_up_seconds_total",
                   "Seconds those calls waited, in all.", MetricType::Counter,
                   k.catch_up_seconds),
       SingleValue("sealbox_keystore_stale_refusals_total",
                   "Calls (either plane) and stream messages refused because the "
                   "keystore was staler than --max-staleness.",
-                  MetricType::Counter, k.stale_refusals),
+                  MetricType::Counter, static_cast<double>(k.stale_refusals)),
   };
 }
 

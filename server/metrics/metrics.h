@@ -74,7 +74,7 @@ class Metrics {
   }
   void CountAuditLinesDropped(absl::string_view reason, uint64_t n);
   // Where the sealbox_keystore_* series are read from at each scrape.
-  void ReadKeystoreWith(std::function<KeystoreReading()> read) {
+  void ReadKeystoreWith(std::function<KeystoreHealth()> read) {
     keystore_series_->SetReader(std::move(read));
   }
   void StreamStarted() { active_streams_->Increment(); }

@@ -52,21 +52,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
       Keystore::Open(*std::move(storage), std::move(open));
   if (!keystore.ok()) return keystore.status();
   server->keystore_ = *std::move(keystore);
-  server->metrics_.ReadKeystoreWith([k = server->keystore_.get()] {
-    const KeystoreHealth health = k->Health();
-    auto seconds = [](absl::Duration d) { return absl::ToDoubleSeconds(d); };
-    KeystoreReading reading;
-    reading.loaded = health.loaded;
-    reading.reachable = health.reachable;
-    reading.staleness_seconds = seconds(health.staleness);
-    reading.max_staleness_seconds = seconds(health.max_staleness);
-    reading.revision = static_cast<double>(health.revision);
-    reading.reloads = static_cast<double>(health.reloads);
-    reading.catch_ups = static_cast<double>(health.catch_ups);
-    reading.catch_up_seconds = health.catch_up_seconds;
-    reading.stale_refusals = static_cast<double>(health.stale_refusals);
-    return reading;
-  });
+  server->metrics_.ReadKeystoreWith([k = server->keystore_.get()] { return k->Health(); });
   if (server->keystore_->rewrapped_at_open()) {
     Log("keystore_rewrapped")
         .Add("generation", static_cast<int64_t>(server->keystore_->snapshot()->generation()))
