@@ -14,6 +14,10 @@
 namespace sealbox::server {
 namespace {
 
+// How long an admin call waits for a store it cannot reach before it fails: an etcd
+// election, or a replica's heartbeat that was only slow, passes within it.
+constexpr absl::Duration kWaitForStore = absl::Seconds(2);
+
 // Puts an operation's value into the response, or passes its error on.
 template <typename T, typename Response>
 absl::Status Into(const absl::StatusOr<T>& result, Response* response) {
@@ -83,8 +87,9 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
         "this admin token is read-only: it may call ListTenants, ListKeys, GetKey and "
         "ListAdminTokens, not ", method));
   }
-  // Admin calls change the store or report on it: none while it cannot be reached.
-  if (status.ok()) status = keystore_->Writable();
+  // Admin calls change the store or report on it: none while it cannot be reached
+  // (after a moment's wait).
+  if (status.ok()) status = keystore_->WaitUntilWritable(kWaitForStore);
   if (status.ok()) status = operation(*caller);
   metrics_->RecordOutcome(method, status, started);
   // Without the audit log, the log is the trail of admin changes and attempts;

@@ -448,6 +448,17 @@ absl::Status Keystore::Writable() const {
                                              state_->unreachable_because));
 }
 
+absl::Status Keystore::WaitUntilWritable(absl::Duration patience) const {
+  if (absl::Status s = Writable(); s.ok() || !Loaded().ok()) return s;
+  {
+    State& s = *state_;
+    absl::MutexLock lock(&s.mu);
+    auto reachable = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.reachable; };
+    s.mu.AwaitWithTimeout(absl::Condition(&reachable), patience);
+  }
+  return Writable();
+}
+
 absl::Status Keystore::Serving() const {
   if (!state_->loaded_fast.load(std::memory_order_acquire)) return Loaded();
   if (absl::Status fresh = state_->freshness.Check(); fresh.ok()) return fresh;

@@ -69,6 +69,9 @@ class Keystore {
   absl::Status Loaded() const;
   // OK while loaded and the store can be reached; UNAVAILABLE, saying why, when not.
   absl::Status Writable() const;
+  // Writable(), waiting up to `patience` for a store that cannot be reached to come
+  // back: an election, or a heartbeat that was only slow, lasts a moment.
+  absl::Status WaitUntilWritable(absl::Duration patience) const;
   // OK while loaded and proven current with the store within max_staleness:
   // whether a call may be served from the snapshot. UNAVAILABLE, saying why and
   // since when, when not. Cheap: a clock read and two atomic loads once loaded.

@@ -758,8 +758,11 @@ absl::Status EtcdStorage::Relist() {
     }
     return absl::OkStatus();
   }
-  listener_->Reload(*contents);
-  delivered_ = contents->generation;
+  // (A whole load in between, by Refresh, may already be newer.)
+  if (contents->generation > delivered_) {
+    listener_->Reload(*contents);
+    delivered_ = contents->generation;
+  }
   for (auto& [changes, revision] : held_) {
     if (revision <= delivered_) continue;
     listener_->Apply(changes, revision);
