@@ -32,6 +32,10 @@ Outcome RunHealth(const Invocation& invocation) {
 
   const std::string name = health::HealthCheckResponse::ServingStatus_Name(response.status());
   std::printf("%s\n", name.c_str());
+  // --alive: the process answers, serving or not. A liveness probe asks this, so that
+  // a replica that refuses calls for a reason a restart cannot mend (etcd out of
+  // reach past --max-staleness, a drain) is not restarted for it.
+  if (invocation.Has("--alive")) return Outcome::Ok();
   if (response.status() != health::HealthCheckResponse::SERVING) {
     return Outcome::Error(absl::StrCat("the server is ", name));
   }
@@ -43,15 +47,17 @@ Outcome RunHealth(const Invocation& invocation) {
 Command HealthCommand() {
   return {
       {"health"},
-      "[--service NAME]",
+      "[--service NAME] [--alive]",
       "ask the server whether it is serving (gRPC health check)",
       "Prints the server's health status (SERVING, NOT_SERVING, ...) and exits 0 only\n"
       "when it is SERVING: 1 for any other status, 5 for an unknown --service, 6 when\n"
-      "the server cannot be reached.\n"
+      "the server cannot be reached. With --alive, 0 for any status: the process\n"
+      "answers (a liveness probe; readiness asks without it).\n"
       "Needs no token. Times out after 5 s unless --timeout says otherwise. The\n"
       "container image's Kubernetes probes run it.",
       {{"--service", "", "NAME",
-        "one service, e.g. sealbox.v1.Crypto (default: the whole server)"}},
+        "one service, e.g. sealbox.v1.Crypto (default: the whole server)"},
+       {"--alive", "", "", "exit 0 whatever the status, if the server answers"}},
       0,
       0,
       RunHealth,

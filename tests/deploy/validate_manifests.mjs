@@ -132,6 +132,11 @@ for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
         `${probe}: runs sealbox health (the gRPC health check)`);
   const ca = command.find((a) => a.startsWith("--tls-ca="))?.split("=")[1];
   check(ca && ca.startsWith(mountOf("tls")?.mountPath + "/"), `${probe}: the CA from the tls mount`);
+  // Readiness: serving. Startup and liveness: answering (--alive), so that a replica
+  // refusing calls while etcd is out of reach is not restarted for it.
+  const alive = command.includes("--alive");
+  check(alive === (probe !== "readinessProbe"),
+        `${probe}: ${probe === "readinessProbe" ? "without" : "with"} --alive`);
 }
 const zones = (pod.topologySpreadConstraints ?? []).find(
   (c) => c.topologyKey === "topology.kubernetes.io/zone");

@@ -88,6 +88,8 @@ class Walkthroughs(unittest.TestCase):
         self.assertIsNotNone(stale, errors)
         self.assertLess(float(stale.group(1)), 6.0)
         self.assertIn("the server is NOT_SERVING", errors)
+        # `health --alive` printed NOT_SERVING too, and exited 0 (the block runs -e).
+        self.assertGreaterEqual(printed.count("NOT_SERVING\n"), 2, printed)
         healed = re.search(r"revoked on B (\d+) ms after the relay came back", printed)
         self.assertIsNotNone(healed, printed)
         # The loop starts a CLI per try: seconds would mean the old backoff.
