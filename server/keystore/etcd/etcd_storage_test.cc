@@ -419,7 +419,8 @@ TEST_F(EtcdStorageTest, HeartbeatsProveCurrentByReadingNotWriting) {
   const int64_t before = raw_->Revision();
   for (int i = 0; i < 10; ++i) {
     absl::SleepFor(absl::Milliseconds(100));
-    EXPECT_LT((*ks)->Health().staleness, absl::Milliseconds(400));
+    // A heartbeat every 100 ms; room for a slow one (this also runs under ASan).
+    EXPECT_LT((*ks)->Health().staleness, absl::Seconds(1));
     EXPECT_TRUE((*ks)->Serving().ok());
   }
   EXPECT_EQ(raw_->Revision(), before);
@@ -438,7 +439,7 @@ TEST_F(EtcdStorageTest, HeartbeatsStayCurrentWhileOthersWriteTheSameEtcd) {
     absl::SleepFor(absl::Milliseconds(20));
     if (i >= 25) worst = std::max(worst, (*ks)->Health().staleness);
   }
-  EXPECT_LT(worst, absl::Milliseconds(500));
+  EXPECT_LT(worst, absl::Milliseconds(1500));
   EXPECT_TRUE((*ks)->Serving().ok());
 }
 
@@ -460,9 +461,10 @@ TEST_F(EtcdStorageTest, StaleAfterTheBoundAndServingAgainOnceEtcdIsBack) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   const absl::Duration served_for = absl::Now() - killed;
-  // The last proof began at most a heartbeat (and its read) before the kill.
-  EXPECT_GE(served_for, absl::Milliseconds(1500));
-  EXPECT_LE(served_for, absl::Milliseconds(2300));
+  // The last proof began before the kill, about a heartbeat (and its read) before
+  // it: refused by the bound after the kill, not long before.
+  EXPECT_GE(served_for, absl::Milliseconds(1000));
+  EXPECT_LE(served_for, absl::Milliseconds(2100));
   absl::Status stale = (*ks)->Serving();
   EXPECT_TRUE(absl::IsUnavailable(stale)) << stale;
   EXPECT_THAT(stale.message(), HasSubstr("stale"));
