@@ -30,8 +30,7 @@ Outcome CallAdmin(const Invocation& invocation, const std::string& what,
                   grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const Request&,
                                                           Response*),
                   const Request& request, Print print) {
-  absl::StatusOr<std::unique_ptr<Connection>> connection =
-      Connection::Create(invocation.global);
+  absl::StatusOr<std::unique_ptr<Connection>> connection = Connection::Create(invocation.global);
   if (!connection.ok()) return Outcome::Error(std::string(connection.status().message()));
   auto stub = v1::Admin::NewStub((*connection)->channel());
   grpc::ClientContext context;
@@ -58,8 +57,7 @@ Outcome Confirm(const Invocation& invocation, const std::string& question) {
 Outcome ParseVersion(const std::string& text, const std::string& what, uint32_t& version) {
   absl::string_view digits = text;
   if (!digits.empty() && (digits[0] == 'v' || digits[0] == 'V')) digits.remove_prefix(1);
-  if (!absl::SimpleAtoi(digits, &version) || version == 0 || digits[0] == '+' ||
-      digits[0] == '-') {
+  if (!absl::SimpleAtoi(digits, &version) || version == 0 || digits[0] == '+' || digits[0] == '-') {
     return Outcome::Usage(absl::StrCat(what, " must be a key version number, not '", text, "'"));
   }
   return Outcome::Ok();
@@ -79,23 +77,23 @@ v1::KeyRef KeyRefOf(const Invocation& invocation) {
 Outcome RunTenantCreate(const Invocation& invocation) {
   v1::CreateTenantRequest request;
   request.set_name(invocation.args[0]);
-  return CallAdmin(invocation, "create tenant " + request.name(),
-                   &v1::Admin::Stub::CreateTenant, request,
-                   [](const v1::Tenant& t) { return absl::StrCat("created tenant ", t.name(), "\n"); });
+  return CallAdmin(
+      invocation, "create tenant " + request.name(), &v1::Admin::Stub::CreateTenant, request,
+      [](const v1::Tenant& t) { return absl::StrCat("created tenant ", t.name(), "\n"); });
 }
 
 Outcome RunTenantDelete(const Invocation& invocation) {
   v1::DeleteTenantRequest request;
   request.set_name(invocation.args[0]);
-  if (Outcome confirmed = Confirm(invocation, absl::StrCat(
-          "Delete tenant ", request.name(),
-          " with all its keys and tokens? Its data can never be decrypted again."));
+  if (Outcome confirmed = Confirm(
+          invocation,
+          absl::StrCat("Delete tenant ", request.name(),
+                       " with all its keys and tokens? Its data can never be decrypted again."));
       !confirmed.ok()) {
     return confirmed;
   }
-  return CallAdmin(invocation, "delete tenant " + request.name(),
-                   &v1::Admin::Stub::DeleteTenant, request,
-                   [&](const v1::DeleteTenantResponse&) {
+  return CallAdmin(invocation, "delete tenant " + request.name(), &v1::Admin::Stub::DeleteTenant,
+                   request, [&](const v1::DeleteTenantResponse&) {
                      return absl::StrCat("deleted tenant ", request.name(), "\n");
                    });
 }
@@ -132,9 +130,8 @@ Outcome RunTokenIssue(const Invocation& invocation) {
     SetDuration(*lifetime, *field);
   }
   // The token alone on stdout, so TOKEN=$(sealbox admin token issue T) works.
-  return CallAdmin(invocation, "issue token for " + request.tenant(),
-                   &v1::Admin::Stub::IssueToken, request,
-                   [&](const v1::IssueTokenResponse& response) {
+  return CallAdmin(invocation, "issue token for " + request.tenant(), &v1::Admin::Stub::IssueToken,
+                   request, [&](const v1::IssueTokenResponse& response) {
                      const v1::TokenInfo& info = response.info();
                      std::string expiry =
                          info.has_expire_time()
@@ -159,8 +156,8 @@ Outcome RunAdminTokenIssue(const Invocation& invocation) {
     if (!ttl.ok()) return Outcome::Usage(absl::StrCat("--ttl: ", ttl.status().message()));
     SetDuration(*ttl, *request.mutable_ttl());
   }
-  return CallAdmin(invocation, "issue admin token", &v1::Admin::Stub::IssueAdminToken,
-                   request, [&](const v1::IssueTokenResponse& response) {
+  return CallAdmin(invocation, "issue admin token", &v1::Admin::Stub::IssueAdminToken, request,
+                   [&](const v1::IssueTokenResponse& response) {
                      std::fprintf(stderr,
                                   "sealbox: issued %sadmin token %s; it is shown only once, "
                                   "store it now\n",
@@ -182,8 +179,7 @@ Outcome RunAdminTokenRevoke(const Invocation& invocation) {
 
 Outcome RunAdminTokenList(const Invocation& invocation) {
   return CallAdmin(invocation, "list admin tokens", &v1::Admin::Stub::ListAdminTokens,
-                   v1::ListAdminTokensRequest(),
-                   [](const v1::ListAdminTokensResponse& response) {
+                   v1::ListAdminTokensRequest(), [](const v1::ListAdminTokensResponse& response) {
                      return DescribeAdminTokens(response);
                    });
 }
@@ -192,9 +188,9 @@ Outcome RunTokenRevoke(const Invocation& invocation) {
   v1::RevokeTokenRequest request;
   request.set_tenant(invocation.args[0]);
   request.set_token_id(invocation.args[1]);
-  return CallAdmin(invocation, absl::StrCat("revoke token ", request.token_id(), " of ", request.tenant()),
-                   &v1::Admin::Stub::RevokeToken, request,
-                   [&](const v1::RevokeTokenResponse&) {
+  return CallAdmin(invocation,
+                   absl::StrCat("revoke token ", request.token_id(), " of ", request.tenant()),
+                   &v1::Admin::Stub::RevokeToken, request, [&](const v1::RevokeTokenResponse&) {
                      return absl::StrCat("revoked token ", request.token_id(), " of tenant ",
                                          request.tenant(), "\n");
                    });
@@ -232,9 +228,9 @@ Outcome RunKeyImport(const Invocation& invocation) {
   if (material->size() != 16 && material->size() != 32) {
     size_t size = material->size();
     explicit_bzero(material->data(), material->size());
-    return Outcome::Usage(absl::StrCat(
-        "--material-file must hold exactly 16 or 32 raw bytes (not hex or base64); ", path,
-        " holds ", size));
+    return Outcome::Usage(
+        absl::StrCat("--material-file must hold exactly 16 or 32 raw bytes (not hex or base64); ",
+                     path, " holds ", size));
   }
   v1::ImportKeyRequest request;
   request.set_tenant(invocation.args[0]);
@@ -265,7 +261,8 @@ Outcome RunKeyList(const Invocation& invocation) {
                        return absl::StrCat("tenant ", request.tenant(), " has no keys\n");
                      }
                      std::string text;
-                     for (const v1::Key& key : response.keys()) absl::StrAppend(&text, DescribeKey(key));
+                     for (const v1::Key& key : response.keys())
+                       absl::StrAppend(&text, DescribeKey(key));
                      return text;
                    });
 }
@@ -305,9 +302,10 @@ Outcome RunKeyTrim(const Invocation& invocation) {
     return parsed;
   }
   request.set_min_available_version(version);
-  if (Outcome confirmed = Confirm(invocation, absl::StrCat(
-          "Delete every version below ", version, " of key ", KeyPath(invocation),
-          "? Data sealed under them can never be decrypted again."));
+  if (Outcome confirmed = Confirm(
+          invocation,
+          absl::StrCat("Delete every version below ", version, " of key ", KeyPath(invocation),
+                       "? Data sealed under them can never be decrypted again."));
       !confirmed.ok()) {
     return confirmed;
   }
@@ -316,14 +314,18 @@ Outcome RunKeyTrim(const Invocation& invocation) {
 }
 
 // disable, enable, destroy: the same request, a different method.
-Command VersionCommand(
-    const std::string& verb, const std::string& summary, const std::string& help,
-    grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const v1::KeyVersionRef&,
-                                            v1::Key*),
-    bool irreversible) {
+Command VersionCommand(const std::string& verb, const std::string& summary, const std::string& help,
+                       grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*,
+                                                               const v1::KeyVersionRef&, v1::Key*),
+                       bool irreversible) {
   Command command{{"admin", "key", verb},
                   irreversible ? "TENANT KEY VERSION [--yes]" : "TENANT KEY VERSION",
-                  summary, help, {}, 3, 3, nullptr};
+                  summary,
+                  help,
+                  {},
+                  3,
+                  3,
+                  nullptr};
   if (irreversible) command.flags.push_back(kYesFlag);
   command.run = [verb, method, irreversible](const Invocation& invocation) {
     v1::KeyVersionRef ref;
@@ -336,9 +338,9 @@ Command VersionCommand(
     ref.set_version(version);
     std::string what = absl::StrCat(verb, " version ", version, " of key ", KeyPath(invocation));
     if (irreversible) {
-      if (Outcome confirmed = Confirm(invocation, absl::StrCat(
-              "Destroy version ", version, " of key ", KeyPath(invocation),
-              "? Data sealed under it can never be decrypted again."));
+      if (Outcome confirmed = Confirm(
+              invocation, absl::StrCat("Destroy version ", version, " of key ", KeyPath(invocation),
+                                       "? Data sealed under it can never be decrypted again."));
           !confirmed.ok()) {
         return confirmed;
       }
@@ -351,21 +353,35 @@ Command VersionCommand(
 }  // namespace
 
 std::vector<Command> AdminCommands() {
-  const std::string kNeedsAdmin =
-      "Admin commands need the admin token (--token or SEALBOX_TOKEN).";
+  const std::string kNeedsAdmin = "Admin commands need the admin token (--token or SEALBOX_TOKEN).";
   std::vector<Command> commands = {
-      {{"admin", "tenant", "create"}, "NAME", "create a tenant",
+      {{"admin", "tenant", "create"},
+       "NAME",
+       "create a tenant",
        "Tenant names: 1-64 of [a-z0-9_-], starting with a letter. Then issue it a token\n"
        "and create a key:\n"
        "  sealbox admin token issue NAME\n"
        "  sealbox admin key create NAME default",
-       {}, 1, 1, RunTenantCreate},
-      {{"admin", "tenant", "delete"}, "NAME [--yes]",
+       {},
+       1,
+       1,
+       RunTenantCreate},
+      {{"admin", "tenant", "delete"},
+       "NAME [--yes]",
        "delete a tenant with all its keys and tokens (irreversible)",
        "Everything sealed under the tenant's keys can never be decrypted again. On a\n"
        "terminal this asks first, unless --yes.",
-       {kYesFlag}, 1, 1, RunTenantDelete},
-      {{"admin", "tenant", "list"}, "", "list tenants with their keys and token ids", "", {}, 0, 0,
+       {kYesFlag},
+       1,
+       1,
+       RunTenantDelete},
+      {{"admin", "tenant", "list"},
+       "",
+       "list tenants with their keys and token ids",
+       "",
+       {},
+       0,
+       0,
        RunTenantList},
       {{"admin", "token", "issue"},
        "TENANT [--description TEXT] [--operations LIST] [--keys LIST] [--ttl D] [--max-ttl D]",
@@ -388,10 +404,19 @@ std::vector<Command> AdminCommands() {
          "which keys: names and prefix* patterns, e.g. 'orders-*,invoices' (default: all)"},
         {"--ttl", "", "D", "expire after D: 90s, 15m, 24h, 30d (default: never)"},
         {"--max-ttl", "", "D", "renewals may extend it until D from now (default: no limit)"}},
-       1, 1, RunTokenIssue},
-      {{"admin", "token", "revoke"}, "TENANT TOKEN_ID", "revoke a tenant token by its id",
-       "Token ids are shown by `sealbox admin tenant list`.", {}, 2, 2, RunTokenRevoke},
-      {{"admin", "admin-token", "issue"}, "[--description TEXT] [--read-only] [--ttl D]",
+       1,
+       1,
+       RunTokenIssue},
+      {{"admin", "token", "revoke"},
+       "TENANT TOKEN_ID",
+       "revoke a tenant token by its id",
+       "Token ids are shown by `sealbox admin tenant list`.",
+       {},
+       2,
+       2,
+       RunTokenRevoke},
+      {{"admin", "admin-token", "issue"},
+       "[--description TEXT] [--read-only] [--ttl D]",
        "issue another admin token (printed once)",
        "Admin tokens live in the keystore: they work on every replica at once, with no\n"
        "restart, until revoked or expired. The token the server was started with\n"
@@ -402,54 +427,95 @@ std::vector<Command> AdminCommands() {
        {{"--description", "", "TEXT", "free text to recognise the token by later"},
         {"--read-only", "", "", "may only call tenant list, key list, key get, admin-token list"},
         {"--ttl", "", "D", "expire after D: 90s, 15m, 24h, 30d (default: never)"}},
-       0, 0, RunAdminTokenIssue},
-      {{"admin", "admin-token", "revoke"}, "TOKEN_ID|bootstrap",
+       0,
+       0,
+       RunAdminTokenIssue},
+      {{"admin", "admin-token", "revoke"},
+       "TOKEN_ID|bootstrap",
        "revoke an admin token, or retire the bootstrap one",
        "`bootstrap` retires the token the servers were started with, on every replica\n"
        "and across restarts; it needs another admin token that may change the keystore\n"
        "first. A new --admin-token-file brings a new bootstrap token.",
-       {}, 1, 1, RunAdminTokenRevoke},
-      {{"admin", "admin-token", "list"}, "", "list admin tokens (ids, never the tokens)", "",
-       {}, 0, 0, RunAdminTokenList},
-      {{"admin", "key", "create"}, "TENANT KEY [--algorithm aes128|aes256]",
+       {},
+       1,
+       1,
+       RunAdminTokenRevoke},
+      {{"admin", "admin-token", "list"},
+       "",
+       "list admin tokens (ids, never the tokens)",
+       "",
+       {},
+       0,
+       0,
+       RunAdminTokenList},
+      {{"admin", "key", "create"},
+       "TENANT KEY [--algorithm aes128|aes256]",
        "create a key with a fresh random version 1",
        "Key names: 1-64 of [A-Za-z0-9_.-].",
-       {{"--algorithm", "", "ALG", "aes128 or aes256 (default aes256)"}}, 2, 2, RunKeyCreate},
-      {{"admin", "key", "import"}, "TENANT KEY --material-file FILE",
+       {{"--algorithm", "", "ALG", "aes128 or aes256 (default aes256)"}},
+       2,
+       2,
+       RunKeyCreate},
+      {{"admin", "key", "import"},
+       "TENANT KEY --material-file FILE",
        "bring your own key: create a key, or add a primary version, from raw bytes",
        "FILE holds the raw AES key, exactly 16 (AES-128) or 32 (AES-256) bytes, e.g.\n"
        "  head -c 32 /dev/urandom > key.bin\n"
        "If the key exists, the material becomes its new primary version and must match\n"
        "its algorithm.",
-       {{"--material-file", "", "FILE", "the raw key bytes (required)"}}, 2, 2, RunKeyImport},
-      {{"admin", "key", "rotate"}, "TENANT KEY",
+       {{"--material-file", "", "FILE", "the raw key bytes (required)"}},
+       2,
+       2,
+       RunKeyImport},
+      {{"admin", "key", "rotate"},
+       "TENANT KEY",
        "add a fresh version and make it primary (older ones still open)",
        "New data is sealed under the new version. Migrate old unary ciphertexts with\n"
        "`sealbox rewrap`, then retire old versions with `admin key min-version`.",
-       {}, 2, 2, RunKeyRotate},
-      {{"admin", "key", "get"}, "TENANT KEY", "show a key and its versions", "", {}, 2, 2,
+       {},
+       2,
+       2,
+       RunKeyRotate},
+      {{"admin", "key", "get"},
+       "TENANT KEY",
+       "show a key and its versions",
+       "",
+       {},
+       2,
+       2,
        RunKeyGet},
-      {{"admin", "key", "list"}, "TENANT", "show every key of a tenant", "", {}, 1, 1,
-       RunKeyList},
-      {{"admin", "key", "min-version"}, "TENANT KEY N",
+      {{"admin", "key", "list"}, "TENANT", "show every key of a tenant", "", {}, 1, 1, RunKeyList},
+      {{"admin", "key", "min-version"},
+       "TENANT KEY N",
        "stop versions below N from opening (they are kept)",
        "Versions below N fail to open with FAILED_PRECONDITION; lowering N again\n"
        "restores them.",
-       {}, 3, 3, RunKeyMinVersion},
-      {{"admin", "key", "rotation-period"}, "TENANT KEY PERIOD|off",
+       {},
+       3,
+       3,
+       RunKeyMinVersion},
+      {{"admin", "key", "rotation-period"},
+       "TENANT KEY PERIOD|off",
        "rotate a key automatically every PERIOD (e.g. 30d, 90d)",
        "The key is rotated PERIOD after its primary version was made (at once if that\n"
        "is already past), then every PERIOD. Every replica checks; exactly one rotates.\n"
        "`off` stops it. The server refuses periods below --min-rotation-period-seconds\n"
        "(1 hour by default).",
-       {}, 3, 3, RunKeyRotationPeriod},
-      {{"admin", "key", "trim"}, "TENANT KEY N [--yes]",
+       {},
+       3,
+       3,
+       RunKeyRotationPeriod},
+      {{"admin", "key", "trim"},
+       "TENANT KEY N [--yes]",
        "delete every version below N for good (irreversible)",
        "Keeps a key's history bounded: versions below N, which must already be below\n"
        "the minimum decryption version (`admin key min-version`), are deleted with\n"
        "their material, and the minimum can no longer go below N. On a terminal this\n"
        "asks first, unless --yes.",
-       {kYesFlag}, 3, 3, RunKeyTrim},
+       {kYesFlag},
+       3,
+       3,
+       RunKeyTrim},
       VersionCommand("disable", "stop a version from sealing or opening, until enabled", "",
                      &v1::Admin::Stub::DisableKeyVersion, false),
       VersionCommand("enable", "allow a disabled version again", "",

@@ -16,18 +16,25 @@ namespace v1 = ::sealbox::v1;
 
 std::string AlgorithmName(v1::Algorithm algorithm) {
   switch (algorithm) {
-    case v1::AES_128_GCM: return "AES-128-GCM";
-    case v1::AES_256_GCM: return "AES-256-GCM";
-    default: return absl::StrCat("algorithm ", static_cast<int>(algorithm));
+    case v1::AES_128_GCM:
+      return "AES-128-GCM";
+    case v1::AES_256_GCM:
+      return "AES-256-GCM";
+    default:
+      return absl::StrCat("algorithm ", static_cast<int>(algorithm));
   }
 }
 
 std::string StateName(v1::KeyVersionState state) {
   switch (state) {
-    case v1::ENABLED: return "enabled";
-    case v1::DISABLED: return "disabled";
-    case v1::DESTROYED: return "destroyed";
-    default: return absl::StrCat("state ", static_cast<int>(state));
+    case v1::ENABLED:
+      return "enabled";
+    case v1::DISABLED:
+      return "disabled";
+    case v1::DESTROYED:
+      return "destroyed";
+    default:
+      return absl::StrCat("state ", static_cast<int>(state));
   }
 }
 
@@ -57,10 +64,9 @@ std::string FormatUnixTime(int64_t seconds) {
 }
 
 std::string DescribeKey(const v1::Key& key) {
-  std::string text =
-      absl::StrFormat("%s/%s  %s  primary v%d  min decryption v%d", key.tenant(), key.name(),
-                      AlgorithmName(key.algorithm()), key.primary_version(),
-                      key.min_decryption_version());
+  std::string text = absl::StrFormat("%s/%s  %s  primary v%d  min decryption v%d", key.tenant(),
+                                     key.name(), AlgorithmName(key.algorithm()),
+                                     key.primary_version(), key.min_decryption_version());
   if (key.min_available_version() > 1) {
     absl::StrAppend(&text, absl::StrFormat("  trimmed below v%d", key.min_available_version()));
   }
@@ -74,13 +80,12 @@ std::string DescribeKey(const v1::Key& key) {
   }
   text += "\n";
   for (const v1::KeyVersion& version : key.versions()) {
-    absl::StrAppend(&text, absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(),
-                                           StateName(version.state()),
-                                           FormatUnixTime(version.create_time().seconds()),
-                                           version.imported() ? "  imported" : "",
-                                           version.version() == key.primary_version()
-                                               ? "  (primary)"
-                                               : ""));
+    absl::StrAppend(
+        &text,
+        absl::StrFormat("  v%-4d %-10s %s%s%s\n", version.version(), StateName(version.state()),
+                        FormatUnixTime(version.create_time().seconds()),
+                        version.imported() ? "  imported" : "",
+                        version.version() == key.primary_version() ? "  (primary)" : ""));
   }
   return text;
 }
@@ -89,8 +94,7 @@ namespace {
 
 // "ID  CREATED[  may SCOPE][  expires TIME][  renewed from ID][  DESCRIPTION]".
 std::string DescribeToken(const v1::TokenInfo& token) {
-  std::string text =
-      absl::StrCat(token.id(), "  ", FormatUnixTime(token.create_time().seconds()));
+  std::string text = absl::StrCat(token.id(), "  ", FormatUnixTime(token.create_time().seconds()));
   if (token.read_only()) absl::StrAppend(&text, "  read-only");
   // Tokens with every permission and no expiry, as before scopes, say no more.
   if (token.operations_size() > 0 || token.keys_size() > 0) {
@@ -109,9 +113,9 @@ std::string DescribeToken(const v1::TokenInfo& token) {
 }  // namespace
 
 std::string DescribeAdminTokens(const v1::ListAdminTokensResponse& response) {
-  std::string text = absl::StrCat(
-      "bootstrap  ", response.bootstrap_retired() ? "retired" : "in use",
-      "  (the --admin-token-file token)\n");
+  std::string text =
+      absl::StrCat("bootstrap  ", response.bootstrap_retired() ? "retired" : "in use",
+                   "  (the --admin-token-file token)\n");
   for (const v1::TokenInfo& token : response.tokens()) {
     absl::StrAppend(&text, DescribeToken(token), "\n");
   }

@@ -5,9 +5,7 @@
 
 namespace sealbox::client {
 
-bool LooksLikeFlag(const std::string& arg) {
-  return arg.size() > 1 && arg[0] == '-';
-}
+bool LooksLikeFlag(const std::string& arg) { return arg.size() > 1 && arg[0] == '-'; }
 
 Outcome ConsumeFlag(absl::Span<const std::string> args, size_t* index,
                     absl::Span<const FlagSpec* const> specs, ParsedFlag& out) {
@@ -51,8 +49,8 @@ Outcome ConsumeFlag(absl::Span<const std::string> args, size_t* index,
   return Outcome::Ok();
 }
 
-Outcome ParseArgs(absl::Span<const std::string> args,
-                  absl::Span<const FlagSpec* const> specs, ParsedArgs& out) {
+Outcome ParseArgs(absl::Span<const std::string> args, absl::Span<const FlagSpec* const> specs,
+                  ParsedArgs& out) {
   size_t i = 0;
   while (i < args.size()) {
     const std::string& arg = args[i];

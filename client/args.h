@@ -39,8 +39,8 @@ Outcome ConsumeFlag(absl::Span<const std::string> args, size_t* index,
 
 // Parses flags and positional arguments, which may be interleaved; "--" ends the
 // flags. "-h"/"--help" set `help` and are accepted everywhere.
-Outcome ParseArgs(absl::Span<const std::string> args,
-                  absl::Span<const FlagSpec* const> specs, ParsedArgs& out);
+Outcome ParseArgs(absl::Span<const std::string> args, absl::Span<const FlagSpec* const> specs,
+                  ParsedArgs& out);
 
 }  // namespace sealbox::client
 

@@ -32,8 +32,8 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Create(const GlobalOptio
   absl::StatusOr<ServerAddress> address = ParseServerAddress(options.server);
   if (!address.ok()) return address.status();
 
-  bool tls_flags = !options.tls_ca.empty() || !options.tls_cert.empty() ||
-                   !options.tls_server_name.empty();
+  bool tls_flags =
+      !options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_server_name.empty();
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (!tls_flags && (options.insecure || IsLoopback(*address))) {
     credentials = grpc::InsecureChannelCredentials();
@@ -81,11 +81,10 @@ grpc::Status WithRequestId(const grpc::Status& status, const grpc::ClientContext
   const auto& trailers = context.GetServerTrailingMetadata();
   auto it = trailers.find("sealbox-request-id");
   if (it == trailers.end()) return status;
-  return grpc::Status(
-      status.error_code(),
-      absl::StrCat(status.error_message(), " (request id ",
-                   absl::string_view(it->second.data(), it->second.size()), ")"),
-      status.error_details());
+  return grpc::Status(status.error_code(),
+                      absl::StrCat(status.error_message(), " (request id ",
+                                   absl::string_view(it->second.data(), it->second.size()), ")"),
+                      status.error_details());
 }
 
 }  // namespace
@@ -96,16 +95,15 @@ Outcome Connection::Failed(absl::string_view what, const grpc::Status& reported,
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
     if (state == GRPC_CHANNEL_CONNECTING || state == GRPC_CHANNEL_TRANSIENT_FAILURE) {
-      return Outcome::Rpc(
-          what, grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                             absl::StrCat("could not connect to ", options_.server,
-                                          " before the deadline")));
+      return Outcome::Rpc(what, grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                             absl::StrCat("could not connect to ", options_.server,
+                                                          " before the deadline")));
     }
   }
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
     return Outcome::Rpc(
-        what, grpc::Status(status.error_code(), absl::StrCat(status.error_message(),
-                                                             " (server ", options_.server, ")")));
+        what, grpc::Status(status.error_code(), absl::StrCat(status.error_message(), " (server ",
+                                                             options_.server, ")")));
   }
   return Outcome::Rpc(what, status);
 }

@@ -99,8 +99,8 @@ Outcome Run(const std::vector<std::string>& args, const std::vector<Command>& co
       return Outcome::Usage("missing command");
     }
     Print(stderr, GroupHelp(words, commands));
-    return Outcome::Usage(absl::StrCat("'sealbox ", absl::StrJoin(words, " "),
-                                       "' needs one of the commands above"));
+    return Outcome::Usage(
+        absl::StrCat("'sealbox ", absl::StrJoin(words, " "), "' needs one of the commands above"));
   }
 
   std::vector<std::string> rest(args.begin() + i, args.end());

@@ -16,8 +16,8 @@ namespace sealbox::client {
 // One run of a command, with its arguments parsed.
 struct Invocation {
   GlobalOptions global;
-  std::vector<std::string> args;   // positional arguments after the command words
-  std::vector<ParsedFlag> flags;   // the command's own flags
+  std::vector<std::string> args;  // positional arguments after the command words
+  std::vector<ParsedFlag> flags;  // the command's own flags
 
   // Whether flag `name` ("--key") was given; the last value given.
   bool Has(const std::string& name) const;

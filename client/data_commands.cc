@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/channel.h"
-#include "client/envelope_files.h"
 #include "client/checksums.h"
+#include "client/envelope_files.h"
 #include "client/input.h"
 #include "client/output.h"
 #include "client/progress.h"
@@ -44,8 +44,7 @@ const FlagSpec kAadFlag{"--aad", "", "TEXT",
                         "associated data: authenticated, not encrypted; open needs the same"};
 const FlagSpec kAadFileFlag{"--aad-file", "", "FILE", "associated data from a file"};
 const FlagSpec kInputFlag{"--input", "-i", "FILE", "read from FILE (default: stdin)"};
-const FlagSpec kOutputFlag{"--output", "-o", "FILE",
-                           "write to FILE, atomically (default: stdout)"};
+const FlagSpec kOutputFlag{"--output", "-o", "FILE", "write to FILE, atomically (default: stdout)"};
 const FlagSpec kNoProgressFlag{"--no-progress", "", "",
                                "no progress bar (shown only on a terminal, for large inputs)"};
 
@@ -84,8 +83,7 @@ Outcome PrepareDataCall(const Invocation& invocation, bool binary_output, DataCa
     return Outcome::Usage(
         "refusing to write ciphertext to a terminal: use -o FILE or redirect stdout");
   }
-  absl::StatusOr<std::unique_ptr<Connection>> connection =
-      Connection::Create(invocation.global);
+  absl::StatusOr<std::unique_ptr<Connection>> connection = Connection::Create(invocation.global);
   if (!connection.ok()) return Outcome::Error(std::string(connection.status().message()));
   call.connection = *std::move(connection);
   return Outcome::Ok();
@@ -102,8 +100,8 @@ Outcome WriteAll(Output& output, const std::string& bytes) {
 // Checks a unary answer's checksums (client/checksums.h), then writes `bytes`, its
 // output, and renames the output into place.
 template <typename Response>
-Outcome WriteChecked(absl::string_view what, const Response& answer,
-                     const std::string& bytes, Output& output) {
+Outcome WriteChecked(absl::string_view what, const Response& answer, const std::string& bytes,
+                     Output& output) {
   if (absl::Status checked = CheckAnswer(what, answer); !checked.ok()) {
     return Outcome::Error(std::string(checked.message()));
   }
@@ -285,14 +283,14 @@ Outcome RunRewrap(const Invocation& invocation) {
   if (IsFormat(head, kEnvelopeFormat)) {
     Progress progress("rewrapping", input.size(), !invocation.Has("--no-progress"));
     return CommitAfter(
-        RewrapEnvelope({call.key, call.aad, input, *call.output, *call.connection, progress},
-                       head),
+        RewrapEnvelope({call.key, call.aad, input, *call.output, *call.connection, progress}, head),
         *call.output);
   }
   if (IsFormat(head, kStreamFormat)) {
-    return Outcome::Error(absl::StrCat(
-        input.name(), " is a stream ciphertext; rewrap takes unary ones only: open it and "
-                      "seal it again"));
+    return Outcome::Error(
+        absl::StrCat(input.name(),
+                     " is a stream ciphertext; rewrap takes unary ones only: open it and "
+                     "seal it again"));
   }
   if (!IsFormat(head, kUnaryFormat)) {
     return NotCiphertext(input, head);
@@ -314,12 +312,10 @@ Outcome RunRewrap(const Invocation& invocation) {
 // --plaintext-output the raw key to a file of its own (mode 0600 when new).
 Outcome RunDataKey(const Invocation& invocation) {
   uint32_t key_bytes = 32;
-  if (invocation.Has("--bytes") &&
-      (!absl::SimpleAtoi(invocation.Get("--bytes"), &key_bytes) ||
-       (key_bytes != 16 && key_bytes != 32))) {
-    return Outcome::Usage(
-        absl::StrCat("--bytes must be 32 (AES-256) or 16 (AES-128), not '",
-                     invocation.Get("--bytes"), "'"));
+  if (invocation.Has("--bytes") && (!absl::SimpleAtoi(invocation.Get("--bytes"), &key_bytes) ||
+                                    (key_bytes != 16 && key_bytes != 32))) {
+    return Outcome::Usage(absl::StrCat("--bytes must be 32 (AES-256) or 16 (AES-128), not '",
+                                       invocation.Get("--bytes"), "'"));
   }
   const bool with_plaintext = invocation.Has("--plaintext-output");
   std::unique_ptr<Output> plaintext_output;
@@ -340,8 +336,8 @@ Outcome RunDataKey(const Invocation& invocation) {
   }
   v1::GenerateDataKeyResponse response;
   crypto::WipeOnExit wipe(*response.mutable_plaintext());  // the raw key, if asked for
-  if (Outcome made = GenerateDataKey(*call.connection, "datakey", call.key, call.aad,
-                                     key_bytes, with_plaintext, response);
+  if (Outcome made = GenerateDataKey(*call.connection, "datakey", call.key, call.aad, key_bytes,
+                                     with_plaintext, response);
       !made.ok()) {
     return made;
   }
@@ -370,7 +366,11 @@ std::vector<Command> DataCommands() {
       "for (GenerateDataKey), IN is encrypted here with AES-256-GCM under it, and OUT\n"
       "is an envelope file holding the data key sealed under --key (bound to --aad).\n"
       "`open` reads it; `rewrap` moves its data key to the key's primary version.",
-      {kKeyFlag, kAadFlag, kAadFileFlag, kInputFlag, kOutputFlag,
+      {kKeyFlag,
+       kAadFlag,
+       kAadFileFlag,
+       kInputFlag,
+       kOutputFlag,
        {"--envelope", "", "", "encrypt locally under a data key (large files; no upload)"},
        {"--stream", "", "", "always stream, whatever the input's size"},
        {"--segment-size", "", "BYTES",
@@ -427,7 +427,9 @@ std::vector<Command> DataCommands() {
       "`sealbox rewrap` moves it to a newer key version. With --plaintext-output FILE\n"
       "the raw key is also written to FILE (mode 0600 if new): use it, then delete it.\n"
       "`sealbox seal --envelope` does all of this for a file in one step.",
-      {kKeyFlag, kAadFlag, kAadFileFlag,
+      {kKeyFlag,
+       kAadFlag,
+       kAadFileFlag,
        {"--bytes", "", "N", "data key length: 32 (AES-256, default) or 16 (AES-128)"},
        {"--output", "-o", "FILE", "write the sealed key to FILE, atomically (default: stdout)"},
        {"--plaintext-output", "", "FILE", "also write the raw data key to FILE"}},

@@ -80,8 +80,8 @@ Outcome SealEnvelope(const EnvelopeCall& call) {
     plaintext.clear();
     absl::StatusOr<size_t> n = call.input.Read(kChunkBytes, plaintext);
     if (!n.ok()) return Outcome::Error(std::string(n.status().message()));
-    absl::Status done = *n == 0 ? (*sealer)->Finish(sealed)
-                                : (*sealer)->Update(Bytes(plaintext), sealed);
+    absl::Status done =
+        *n == 0 ? (*sealer)->Finish(sealed) : (*sealer)->Update(Bytes(plaintext), sealed);
     if (done.ok()) done = call.output.Write(sealed);
     if (!done.ok()) return Outcome::Error(std::string(done.message()));
     sealed.clear();
@@ -114,9 +114,9 @@ Outcome OpenEnvelope(const EnvelopeCall& call, std::string head) {
   if (Outcome read = ReadHeader(call.input, head, header); !read.ok()) return read;
 
   v1::OpenRequest request;
-  FillCiphertextRequest(
-      call.key, std::string(header.sealed_data_key.begin(), header.sealed_data_key.end()),
-      call.aad, request);
+  FillCiphertextRequest(call.key,
+                        std::string(header.sealed_data_key.begin(), header.sealed_data_key.end()),
+                        call.aad, request);
   v1::OpenResponse response;
   crypto::WipeOnExit wipe(*response.mutable_plaintext());
   grpc::ClientContext context;
@@ -141,8 +141,8 @@ Outcome OpenEnvelope(const EnvelopeCall& call, std::string head) {
       outcome = Outcome::Error(std::string(n.status().message()));
       break;
     }
-    absl::Status opened = *n == 0 ? (*opener)->Finish(plaintext)
-                                  : (*opener)->Update(Bytes(sealed), plaintext);
+    absl::Status opened =
+        *n == 0 ? (*opener)->Finish(plaintext) : (*opener)->Update(Bytes(sealed), plaintext);
     if (!opened.ok()) {
       outcome = Damaged(call.input, "decryption failed");
       break;
@@ -164,9 +164,9 @@ Outcome RewrapEnvelope(const EnvelopeCall& call, std::string head) {
   crypto::EnvelopeHeader header;
   if (Outcome read = ReadHeader(call.input, head, header); !read.ok()) return read;
   v1::RewrapRequest request;
-  FillCiphertextRequest(
-      call.key, std::string(header.sealed_data_key.begin(), header.sealed_data_key.end()),
-      call.aad, request);
+  FillCiphertextRequest(call.key,
+                        std::string(header.sealed_data_key.begin(), header.sealed_data_key.end()),
+                        call.aad, request);
   v1::RewrapResponse response;
   grpc::ClientContext context;
   call.connection.Prepare(context, CallKind::kUnary);

@@ -55,8 +55,7 @@ Command HealthCommand() {
       "answers (a liveness probe; readiness asks without it).\n"
       "Needs no token. Times out after 5 s unless --timeout says otherwise. The\n"
       "container image's Kubernetes probes run it.",
-      {{"--service", "", "NAME",
-        "one service, e.g. sealbox.v1.Crypto (default: the whole server)"},
+      {{"--service", "", "NAME", "one service, e.g. sealbox.v1.Crypto (default: the whole server)"},
        {"--alive", "", "", "exit 0 whatever the status, if the server answers"}},
       0,
       0,

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/options.h"
@@ -129,22 +129,21 @@ std::string TopLevelHelp(const std::vector<Command>& commands) {
   return text;
 }
 
-std::string GroupHelp(const std::vector<std::string>& words,
-                      const std::vector<Command>& commands) {
+std::string GroupHelp(const std::vector<std::string>& words, const std::vector<Command>& commands) {
   std::string text = absl::StrCat("Commands under 'sealbox ", absl::StrJoin(words, " "), "':\n");
   for (const Command& command : commands) {
     if (!StartsWithWords(command, words)) continue;
     absl::StrAppend(&text, "  ", UsageLine(command), "\n      ", command.summary, "\n");
   }
-  absl::StrAppend(&text,
-                  "\nRun 'sealbox ", absl::StrJoin(words, " "),
+  absl::StrAppend(&text, "\nRun 'sealbox ", absl::StrJoin(words, " "),
                   " ... --help' for one command; 'sealbox --help' for global flags and exit "
                   "codes.\n");
   return text;
 }
 
 std::string CommandHelp(const Command& command) {
-  std::string text = absl::StrCat("Usage: ", UsageLine(command), "\n\n", Sentence(command.summary), "\n");
+  std::string text =
+      absl::StrCat("Usage: ", UsageLine(command), "\n\n", Sentence(command.summary), "\n");
   if (!command.help.empty()) absl::StrAppend(&text, "\n", command.help, "\n");
   if (!command.flags.empty()) absl::StrAppend(&text, "\nFlags:\n", FlagLines(command.flags));
   absl::StrAppend(&text,

@@ -13,8 +13,7 @@ namespace sealbox::client {
 std::string TopLevelHelp(const std::vector<Command>& commands);
 
 // `sealbox admin --help`, `sealbox admin key --help`: the commands under `words`.
-std::string GroupHelp(const std::vector<std::string>& words,
-                      const std::vector<Command>& commands);
+std::string GroupHelp(const std::vector<std::string>& words, const std::vector<Command>& commands);
 
 // `sealbox seal --help`: usage, description, flags.
 std::string CommandHelp(const Command& command);

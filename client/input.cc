@@ -87,8 +87,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_by
   absl::StatusOr<bool> ended = (*input)->ReadUpTo(max_bytes, contents);
   if (!ended.ok()) return ended.status();
   if (!*ended) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is larger than ", max_bytes, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(path, " is larger than ", max_bytes, " bytes"));
   }
   return contents;
 }

@@ -14,15 +14,19 @@ const std::vector<FlagSpec>& GlobalFlags() {
   static const auto* flags = new std::vector<FlagSpec>{
       {"--server", "", "HOST:PORT",
        absl::StrCat("server address, also [IPV6]:PORT or unix:PATH (env SEALBOX_SERVER; "
-                    "default ", kDefaultServer, ")")},
+                    "default ",
+                    kDefaultServer, ")")},
       {"--token", "", "TOKEN",
        "bearer token: a tenant token for data commands, the admin token for admin "
        "(env SEALBOX_TOKEN, which keeps it out of the process list)"},
       {"--tls-ca", "", "FILE", "PEM roots to verify the server with (default: system roots)"},
       {"--tls-cert", "", "FILE", "PEM client certificate chain, for mutual TLS (with --tls-key)"},
       {"--tls-key", "", "FILE", "PEM private key of --tls-cert"},
-      {"--tls-server-name", "", "NAME", "name to verify in the server certificate, if not the host"},
-      {"--insecure", "", "", "plaintext even to a non-loopback server (loopback is always plaintext unless --tls-* is given)"},
+      {"--tls-server-name", "", "NAME",
+       "name to verify in the server certificate, if not the host"},
+      {"--insecure", "", "",
+       "plaintext even to a non-loopback server (loopback is always plaintext unless --tls-* is "
+       "given)"},
       {"--timeout", "", "SECONDS",
        "deadline per call (default 30 for unary and admin calls, none for streams)"},
       {"--json", "", "", "admin commands: print the response as JSON"},
@@ -64,8 +68,8 @@ Outcome ApplyGlobalFlag(const ParsedFlag& flag, GlobalOptions& options) {
     double seconds = 0;
     if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) || seconds <= 0 ||
         seconds > 365 * 24 * 3600) {
-      return Outcome::Usage(absl::StrCat("--timeout must be a positive number of seconds, not '",
-                                         value, "'"));
+      return Outcome::Usage(
+          absl::StrCat("--timeout must be a positive number of seconds, not '", value, "'"));
     }
     options.timeout_seconds = seconds;
   } else {
@@ -75,8 +79,7 @@ Outcome ApplyGlobalFlag(const ParsedFlag& flag, GlobalOptions& options) {
 }
 
 Outcome ValidateOptions(const GlobalOptions& options) {
-  if (absl::StatusOr<ServerAddress> address = ParseServerAddress(options.server);
-      !address.ok()) {
+  if (absl::StatusOr<ServerAddress> address = ParseServerAddress(options.server); !address.ok()) {
     return Outcome::Usage(std::string(address.status().message()));
   }
   // A header value must be visible ASCII; a stray newline from a file is the usual slip.
@@ -88,8 +91,8 @@ Outcome ValidateOptions(const GlobalOptions& options) {
   if (options.tls_cert.empty() != options.tls_key.empty()) {
     return Outcome::Usage("--tls-cert and --tls-key go together");
   }
-  bool tls_flags = !options.tls_ca.empty() || !options.tls_cert.empty() ||
-                   !options.tls_server_name.empty();
+  bool tls_flags =
+      !options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_server_name.empty();
   if (options.insecure && tls_flags) {
     return Outcome::Usage("--insecure cannot be combined with --tls-* flags");
   }

@@ -25,9 +25,9 @@ Outcome Apply(const std::string& name, const std::string& value, GlobalOptions& 
 TEST(GlobalFlagsTest, ListedInHelpOrderWithValueNames) {
   std::vector<std::string> names;
   for (const FlagSpec& spec : GlobalFlags()) names.push_back(spec.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"--server", "--token", "--tls-ca", "--tls-cert",
-                                             "--tls-key", "--tls-server-name", "--insecure",
-                                             "--timeout", "--json"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"--server", "--token", "--tls-ca", "--tls-cert", "--tls-key",
+                                      "--tls-server-name", "--insecure", "--timeout", "--json"}));
   EXPECT_EQ(Global("--server").value_name, "HOST:PORT");
   EXPECT_EQ(Global("--insecure").value_name, "");  // a switch
   EXPECT_EQ(Global("--json").value_name, "");
@@ -106,9 +106,7 @@ Outcome Validate(void (*change)(GlobalOptions&)) {
   return ValidateOptions(options);
 }
 
-TEST(ValidateOptionsTest, DefaultsAreValid) {
-  EXPECT_TRUE(ValidateOptions(GlobalOptions{}).ok());
-}
+TEST(ValidateOptionsTest, DefaultsAreValid) { EXPECT_TRUE(ValidateOptions(GlobalOptions{}).ok()); }
 
 TEST(ValidateOptionsTest, ServerMustParse) {
   Outcome outcome = Validate([](GlobalOptions& o) { o.server = "nowhere"; });

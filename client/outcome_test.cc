@@ -27,12 +27,10 @@ TEST(ExitCodeForTest, OnlyTheServersDecryptionFailureIsExitThree) {
                                              "decryption failed", v1::DECRYPTION_FAILED)),
             3);
   // The reason decides, not the words: the same message without it is an error.
-  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed")),
-            1);
+  EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed")), 1);
   EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "aad too long")), 1);
-  EXPECT_EQ(ExitCodeFor(v1::StatusWithReason(grpc::StatusCode::INTERNAL, "x",
-                                             v1::DECRYPTION_FAILED)),
-            1);
+  EXPECT_EQ(
+      ExitCodeFor(v1::StatusWithReason(grpc::StatusCode::INTERNAL, "x", v1::DECRYPTION_FAILED)), 1);
   // Details that are not a google.rpc.Status are ignored.
   EXPECT_EQ(ExitCodeFor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "decryption failed",
                                      "\xff not a proto")),
@@ -40,9 +38,8 @@ TEST(ExitCodeForTest, OnlyTheServersDecryptionFailureIsExitThree) {
 }
 
 TEST(OutcomeTest, RpcNamesTheCallTheCodeAndTheServersMessage) {
-  Outcome outcome =
-      Outcome::Rpc("get key acme/k", grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                                  "key \"k\" not found"));
+  Outcome outcome = Outcome::Rpc("get key acme/k",
+                                 grpc::Status(grpc::StatusCode::NOT_FOUND, "key \"k\" not found"));
   EXPECT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.exit_code(), kExitNotFound);
   EXPECT_EQ(outcome.message(), "get key acme/k: NOT_FOUND: key \"k\" not found");

@@ -18,9 +18,9 @@ namespace {
 class OutputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR")
-                                                                 : "/tmp") +
-                          "/output_test.XXXXXX";
+    std::string pattern =
+        std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
+        "/output_test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
@@ -143,8 +143,7 @@ TEST_F(OutputTest, AMissingDirectoryIsRefusedByName) {
   absl::StatusOr<std::unique_ptr<Output>> output = Output::Create(Path("no/such/file"));
   ASSERT_FALSE(output.ok());
   EXPECT_EQ(output.status().message(), "cannot create a temporary file beside " +
-                                           Path("no/such/file") +
-                                           ": No such file or directory");
+                                           Path("no/such/file") + ": No such file or directory");
 }
 
 }  // namespace

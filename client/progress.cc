@@ -44,16 +44,14 @@ void Progress::Advance(uint64_t bytes) {
 
 void Progress::Draw() {
   double seconds = std::chrono::duration<double>(last_draw_ - start_).count();
-  std::string rate =
-      seconds > 0 ? Mebibytes(static_cast<uint64_t>(done_ / seconds)) + "/s" : "";
+  std::string rate = seconds > 0 ? Mebibytes(static_cast<uint64_t>(done_ / seconds)) + "/s" : "";
   std::string line;
   if (total_ && *total_ > 0) {
     double fraction = std::min(1.0, static_cast<double>(done_) / *total_);
     int filled = static_cast<int>(fraction * kBarWidth);
     line = absl::StrFormat("%s [%s%s] %3d%%  %s / %s  %s", verb_, std::string(filled, '#'),
-                           std::string(kBarWidth - filled, '.'),
-                           static_cast<int>(fraction * 100), Mebibytes(done_),
-                           Mebibytes(*total_), rate);
+                           std::string(kBarWidth - filled, '.'), static_cast<int>(fraction * 100),
+                           Mebibytes(done_), Mebibytes(*total_), rate);
   } else {
     line = absl::StrFormat("%s  %s  %s", verb_, Mebibytes(done_), rate);
   }

@@ -17,8 +17,8 @@ absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view server) {
     return address;
   }
   auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "server address '", server, "' is not HOST:PORT, [IPV6]:PORT or unix:PATH"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("server address '", server, "' is not HOST:PORT, [IPV6]:PORT or unix:PATH"));
   };
   size_t colon = server.rfind(':');
   if (colon == absl::string_view::npos || colon == 0) return bad();

@@ -34,13 +34,12 @@ TEST(ParseServerAddressTest, UnixWithoutAPathIsRefused) {
 }
 
 TEST(ParseServerAddressTest, MalformedAddressesNameTheFormsAccepted) {
-  for (const char* bad : {"nowhere", ":50051", "host:", "host:123456", "host:80a",
-                          "::1:50051", "[]:1", "[::1:50051", "host:-1"}) {
+  for (const char* bad : {"nowhere", ":50051", "host:", "host:123456", "host:80a", "::1:50051",
+                          "[]:1", "[::1:50051", "host:-1"}) {
     absl::StatusOr<ServerAddress> address = ParseServerAddress(bad);
     EXPECT_EQ(address.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_EQ(address.status().message(),
-              std::string("server address '") + bad +
-                  "' is not HOST:PORT, [IPV6]:PORT or unix:PATH");
+    EXPECT_EQ(address.status().message(), std::string("server address '") + bad +
+                                              "' is not HOST:PORT, [IPV6]:PORT or unix:PATH");
   }
 }
 

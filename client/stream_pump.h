@@ -37,8 +37,7 @@ template <typename Request, typename Response, typename ChunkOf, typename BytesO
 StreamResult PumpStream(grpc::ClientContext& context,
                         grpc::ClientReaderWriterInterface<Request, Response>& stream,
                         const Request& start, const std::string& already_read, Input& input,
-                        Output& output, Progress& progress, ChunkOf chunk_of,
-                        BytesOf bytes_of) {
+                        Output& output, Progress& progress, ChunkOf chunk_of, BytesOf bytes_of) {
   StreamResult result;
   std::thread reader([&] {
     Response response;

@@ -23,8 +23,7 @@ Outcome RunTokenRenew(const Invocation& invocation) {
     if (!ttl.ok()) return Outcome::Usage(absl::StrCat("--ttl: ", ttl.status().message()));
     SetDuration(*ttl, *request.mutable_ttl());
   }
-  absl::StatusOr<std::unique_ptr<Connection>> connection =
-      Connection::Create(invocation.global);
+  absl::StatusOr<std::unique_ptr<Connection>> connection = Connection::Create(invocation.global);
   if (!connection.ok()) return Outcome::Error(std::string(connection.status().message()));
   grpc::ClientContext context;
   (*connection)->Prepare(context, CallKind::kUnary);

@@ -44,9 +44,9 @@ absl::Status ParseOperations(absl::string_view list, v1::IssueTokenRequest& requ
       }
     }
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--operations: unknown operation \"", item,
-          "\"; give some of seal, open, rewrap, datakey, separated by commas"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--operations: unknown operation \"", item,
+                       "\"; give some of seal, open, rewrap, datakey, separated by commas"));
     }
   }
   if (request.operations().empty()) {
@@ -64,8 +64,7 @@ absl::StatusOr<absl::Duration> ParseLifetime(absl::string_view text) {
   int64_t days = 0;
   bool parsed = absl::ParseDuration(text, &duration);
   if (!parsed && absl::EndsWith(text, "d") &&
-      absl::SimpleAtoi(text.substr(0, text.size() - 1), &days) && days > 0 &&
-      days <= 36525) {
+      absl::SimpleAtoi(text.substr(0, text.size() - 1), &days) && days > 0 && days <= 36525) {
     duration = absl::Hours(24 * days);
     parsed = true;
   }
@@ -91,9 +90,9 @@ std::string DescribeScope(const v1::TokenInfo& token) {
     }
     operations.push_back(name);
   }
-  return absl::StrCat(
-      operations.empty() ? "every operation" : absl::StrJoin(operations, ", "), " on ",
-      token.keys().empty() ? "every key" : absl::StrJoin(token.keys(), ", "));
+  return absl::StrCat(operations.empty() ? "every operation" : absl::StrJoin(operations, ", "),
+                      " on ",
+                      token.keys().empty() ? "every key" : absl::StrJoin(token.keys(), ", "));
 }
 
 }  // namespace sealbox::client

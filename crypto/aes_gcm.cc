@@ -53,9 +53,7 @@ bool TagsMatch(const uint8_t* expected, const uint8_t* received, size_t size) {
   return difference == 0;
 }
 
-bool IsValidTagSize(size_t size) {
-  return size == 4 || size == 8 || (size >= 12 && size <= 16);
-}
+bool IsValidTagSize(size_t size) { return size == 4 || size == 8 || (size >= 12 && size <= 16); }
 
 // True if the two byte ranges share memory without being the same range.
 bool PartiallyOverlap(const uint8_t* a, const uint8_t* b, size_t size) {
@@ -100,19 +98,16 @@ void IncrementCounter32(uint8_t counter[16]) {
   StoreBigEndian32(LoadBigEndian32(counter + 12) + 1, counter + 12);
 }
 
-absl::Status CheckArguments(absl::Span<const uint8_t> iv,
-                            absl::Span<const uint8_t> input,
+absl::Status CheckArguments(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> input,
                             absl::Span<const uint8_t> output) {
   if (iv.empty()) return absl::InvalidArgumentError("AES-GCM IV must not be empty");
   if (input.size() > kMaxPlaintextBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("AES-GCM message of ", input.size(),
-                     " bytes exceeds the limit of ", kMaxPlaintextBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AES-GCM message of ", input.size(), " bytes exceeds the limit of ", kMaxPlaintextBytes));
   }
   if (output.size() != input.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "AES-GCM output buffer holds ", output.size(), " bytes, input has ",
-        input.size()));
+    return absl::InvalidArgumentError(absl::StrCat("AES-GCM output buffer holds ", output.size(),
+                                                   " bytes, input has ", input.size()));
   }
   if (PartiallyOverlap(input.data(), output.data(), input.size())) {
     return absl::InvalidArgumentError(
@@ -173,8 +168,7 @@ class Message {
   void Crypt(const uint8_t* in, uint8_t* out, size_t size, bool seal) {
     const size_t whole = size / kBlockBytes;
     if (whole > 0) {
-      (seal ? kernel_.seal_blocks : kernel_.open_blocks)(schedule_, counter_, x_,
-                                                         in, out, whole);
+      (seal ? kernel_.seal_blocks : kernel_.open_blocks)(schedule_, counter_, x_, in, out, whole);
     }
     const size_t rest = size % kBlockBytes;
     if (rest == 0) return;
@@ -204,15 +198,14 @@ class Message {
  private:
   const kernel::Kernel& kernel_;
   const kernel::KeySchedule& schedule_;
-  uint8_t x_[kBlockBytes] = {};        // GHASH accumulator
-  uint8_t counter_[kBlockBytes];       // next counter block
-  uint8_t tag_mask_[kBlockBytes];      // E(J0)
+  uint8_t x_[kBlockBytes] = {};    // GHASH accumulator
+  uint8_t counter_[kBlockBytes];   // next counter block
+  uint8_t tag_mask_[kBlockBytes];  // E(J0)
 };
 
 }  // namespace
 
-ExpandedKey::ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes,
-                         size_t tag_bytes)
+ExpandedKey::ExpandedKey(const kernel::Kernel* kernel, size_t key_bytes, size_t tag_bytes)
     : kernel_(kernel),
       key_bytes_(key_bytes),
       tag_bytes_(tag_bytes),
@@ -226,8 +219,8 @@ ExpandedKey::~ExpandedKey() {
   FreeSecret(schedule_, kernel_->schedule_bytes, alignof(kernel::KeySchedule));
 }
 
-absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::Create(
-    absl::Span<const uint8_t> key, absl::string_view implementation) {
+absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::Create(absl::Span<const uint8_t> key,
+                                                                 absl::string_view implementation) {
   return CreateWithTagBytes(key, kMaxTagBytes, implementation);
 }
 
@@ -250,15 +243,13 @@ absl::StatusOr<std::unique_ptr<ExpandedKey>> ExpandedKey::CreateWithTagBytes(
 
 absl::string_view ExpandedKey::implementation() const { return kernel_->name; }
 
-absl::Status ExpandedKey::Seal(absl::Span<const uint8_t> iv,
-                               absl::Span<const uint8_t> aad,
-                               absl::Span<const uint8_t> plaintext,
-                               absl::Span<uint8_t> ciphertext,
+absl::Status ExpandedKey::Seal(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
+                               absl::Span<const uint8_t> plaintext, absl::Span<uint8_t> ciphertext,
                                absl::Span<uint8_t> tag) const {
   if (tag.size() != tag_bytes_) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "AES-GCM tag buffer holds ", tag.size(), " bytes; this key makes ", tag_bytes_,
-        "-byte tags"));
+    return absl::InvalidArgumentError(absl::StrCat("AES-GCM tag buffer holds ", tag.size(),
+                                                   " bytes; this key makes ", tag_bytes_,
+                                                   "-byte tags"));
   }
   if (absl::Status s = CheckArguments(iv, plaintext, ciphertext); !s.ok()) return s;
   Message message(*kernel_, *schedule_, iv);
@@ -272,10 +263,8 @@ absl::Status ExpandedKey::Seal(absl::Span<const uint8_t> iv,
   return absl::OkStatus();
 }
 
-absl::Status ExpandedKey::Open(absl::Span<const uint8_t> iv,
-                               absl::Span<const uint8_t> aad,
-                               absl::Span<const uint8_t> ciphertext,
-                               absl::Span<const uint8_t> tag,
+absl::Status ExpandedKey::Open(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
+                               absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> tag,
                                absl::Span<uint8_t> plaintext) const {
   if (absl::Status s = CheckArguments(iv, ciphertext, plaintext); !s.ok()) return s;
   // A tag of another length, a truncated one above all, is a failed check: the key

@@ -23,8 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "crypto/decryption_failure.h"
 #include "absl/types/span.h"
+#include "crypto/decryption_failure.h"
 
 namespace sealbox::crypto {
 
@@ -49,14 +49,13 @@ class ExpandedKey {
   // SupportedImplementations() ("portable", "table", ...); empty means: the value of
   // the environment variable SEALBOX_CRYPTO_IMPL if set, else the fastest
   // constant-time implementation this CPU runs.
-  static absl::StatusOr<std::unique_ptr<ExpandedKey>> Create(
-      absl::Span<const uint8_t> key, absl::string_view implementation = "");
+  static absl::StatusOr<std::unique_ptr<ExpandedKey>> Create(absl::Span<const uint8_t> key,
+                                                             absl::string_view implementation = "");
 
   // As Create, with tags of `tag_bytes`: 16, 15, 14, 13, 12, 8 or 4 (SP 800-38D).
   // The short ones weaken authentication; use them only where a protocol needs them.
   static absl::StatusOr<std::unique_ptr<ExpandedKey>> CreateWithTagBytes(
-      absl::Span<const uint8_t> key, size_t tag_bytes,
-      absl::string_view implementation = "");
+      absl::Span<const uint8_t> key, size_t tag_bytes, absl::string_view implementation = "");
 
   ExpandedKey(const ExpandedKey&) = delete;
   ExpandedKey& operator=(const ExpandedKey&) = delete;
@@ -67,8 +66,8 @@ class ExpandedKey {
   // tag_bytes() long. `iv` may be any length >= 1 byte; 12 bytes is the fast path
   // and the recommended choice.
   absl::Status Seal(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
-                    absl::Span<const uint8_t> plaintext,
-                    absl::Span<uint8_t> ciphertext, absl::Span<uint8_t> tag) const;
+                    absl::Span<const uint8_t> plaintext, absl::Span<uint8_t> ciphertext,
+                    absl::Span<uint8_t> tag) const;
 
   // Verifies `tag` and decrypts `ciphertext` into `plaintext` (same size; in place or
   // not overlapping). The tag is checked in constant time. On any failure of
@@ -76,8 +75,7 @@ class ExpandedKey {
   // and the one uniform error DecryptionFailedError() is returned: a caller never sees
   // unauthenticated plaintext.
   absl::Status Open(absl::Span<const uint8_t> iv, absl::Span<const uint8_t> aad,
-                    absl::Span<const uint8_t> ciphertext,
-                    absl::Span<const uint8_t> tag,
+                    absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> tag,
                     absl::Span<uint8_t> plaintext) const;
 
   // The implementation this key runs on ("portable", "table", ...).

@@ -14,20 +14,29 @@ void AppendJsonString(absl::string_view text, std::string& out) {
   out += '"';
   // Names, ids and addresses need no escaping: one append (the audit log writes
   // fifteen strings a line).
-  if (std::none_of(text.begin(), text.end(), [](unsigned char c) {
-        return c < 0x20 || c == '"' || c == '\\';
-      })) {
+  if (std::none_of(text.begin(), text.end(),
+                   [](unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; })) {
     out.append(text.data(), text.size());
     out += '"';
     return;
   }
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           absl::StrAppendFormat(&out, "\\u%04x", c);
@@ -41,8 +50,7 @@ void AppendJsonString(absl::string_view text, std::string& out) {
 
 Log::Log(absl::string_view event, absl::string_view level) {
   line_ = "{\"ts\":";
-  AppendJsonString(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(),
-                                    absl::UTCTimeZone()),
+  AppendJsonString(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
                    line_);
   line_ += ",\"level\":";
   AppendJsonString(level, line_);

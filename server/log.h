@@ -25,9 +25,7 @@ class Log {
   ~Log();
 
   Log& Add(absl::string_view key, absl::string_view value);
-  Log& Add(absl::string_view key, const char* value) {
-    return Add(key, absl::string_view(value));
-  }
+  Log& Add(absl::string_view key, const char* value) { return Add(key, absl::string_view(value)); }
   Log& Add(absl::string_view key, int64_t value);
   Log& Add(absl::string_view key, bool value);
 

@@ -12,9 +12,9 @@
 // Tokens: "tenant-token" for Crypto, "admin-token" for Admin. Key "missing" and
 // tenant "ghost" do not exist. Unary answers carry checksums as the server's do;
 // under key "corrupt" their output CRC32C is wrong, under key "unchecked" they say
-// the request's checksums were not verified (a server older than checksums). Unary plaintext is limited to 1 MiB, as in the server.
-// OpenStream releases plaintext before it has seen "END!", so a truncated stream
-// fails after some plaintext went out, as the real one can.
+// the request's checksums were not verified (a server older than checksums). Unary plaintext is
+// limited to 1 MiB, as in the server. OpenStream releases plaintext before it has seen "END!", so a
+// truncated stream fails after some plaintext went out, as the real one can.
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -23,11 +23,11 @@
 #include <string>
 #include <type_traits>
 
+#include "crypto/crc32c/crc32c.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
-#include "crypto/crc32c/crc32c.h"
 #include "proto/sealbox/v1/error_reason.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
@@ -74,9 +74,8 @@ std::string Header(char format, const std::string& aad) {
 // Like the server, a checksum is "verified" only when the request carried it.
 template <typename Request, typename Response>
 grpc::Status Checksums(const Request& request, const std::string& input,
-                       const google::protobuf::UInt32Value* input_crc32c,
-                       const std::string& output, Response& response,
-                       void (Response::*set_verified_input)(bool)) {
+                       const google::protobuf::UInt32Value* input_crc32c, const std::string& output,
+                       Response& response, void (Response::*set_verified_input)(bool)) {
   using sealbox::crypto::Crc32c;
   if ((input_crc32c != nullptr && input_crc32c->value() != Crc32c(input)) ||
       (request.has_associated_data_crc32c() &&
@@ -96,13 +95,13 @@ grpc::Status Checksums(const Request& request, const std::string& input,
   return grpc::Status::OK;
 }
 
-const google::protobuf::UInt32Value* IfSet(bool has,
-                                           const google::protobuf::UInt32Value& field) {
+const google::protobuf::UInt32Value* IfSet(bool has, const google::protobuf::UInt32Value& field) {
   return has ? &field : nullptr;
 }
 
 grpc::Status CheckKey(const std::string& key) {
-  if (key == "missing") return grpc::Status(grpc::StatusCode::NOT_FOUND, "key \"missing\" not found");
+  if (key == "missing")
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "key \"missing\" not found");
   return grpc::Status::OK;
 }
 
@@ -222,7 +221,8 @@ v1::Key SampleKey(const std::string& tenant, const std::string& name) {
 }
 
 grpc::Status CheckTenant(const std::string& tenant) {
-  if (tenant == "ghost") return grpc::Status(grpc::StatusCode::NOT_FOUND, "tenant \"ghost\" not found");
+  if (tenant == "ghost")
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "tenant \"ghost\" not found");
   return grpc::Status::OK;
 }
 
@@ -274,7 +274,8 @@ class FakeAdmin final : public v1::Admin::Service {
     if (auto s = CheckToken(context, "admin-token"); !s.ok()) return s;
     *response = SampleKey(request->tenant(), request->key());
     if (request->version() == 2) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the primary version cannot be destroyed");
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "the primary version cannot be destroyed");
     }
     response->mutable_versions(0)->set_state(v1::DESTROYED);
     return grpc::Status::OK;

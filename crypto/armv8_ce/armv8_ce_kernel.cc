@@ -8,26 +8,19 @@
 #include "crypto/kernel/kernel.h"
 
 extern "C" {
-void sealbox_armv8_ce_expand_key(const uint8_t* key, size_t key_bytes,
-                                 uint8_t* schedule);
-void sealbox_armv8_ce_encrypt_block(const uint8_t* schedule, const uint8_t* in,
-                                    uint8_t* out);
-void sealbox_armv8_ce_ghash(const uint8_t* schedule, uint8_t* x,
-                            const uint8_t* in, size_t blocks);
-void sealbox_armv8_ce_ghash_eor3(const uint8_t* schedule, uint8_t* x,
-                                 const uint8_t* in, size_t blocks);
-void sealbox_armv8_ce_seal_blocks(const uint8_t* schedule, uint8_t* counter,
-                                  uint8_t* x, const uint8_t* in, uint8_t* out,
-                                  size_t blocks);
-void sealbox_armv8_ce_open_blocks(const uint8_t* schedule, uint8_t* counter,
-                                  uint8_t* x, const uint8_t* in, uint8_t* out,
-                                  size_t blocks);
-void sealbox_armv8_ce_seal_blocks_eor3(const uint8_t* schedule, uint8_t* counter,
-                                       uint8_t* x, const uint8_t* in,
-                                       uint8_t* out, size_t blocks);
-void sealbox_armv8_ce_open_blocks_eor3(const uint8_t* schedule, uint8_t* counter,
-                                       uint8_t* x, const uint8_t* in,
-                                       uint8_t* out, size_t blocks);
+void sealbox_armv8_ce_expand_key(const uint8_t* key, size_t key_bytes, uint8_t* schedule);
+void sealbox_armv8_ce_encrypt_block(const uint8_t* schedule, const uint8_t* in, uint8_t* out);
+void sealbox_armv8_ce_ghash(const uint8_t* schedule, uint8_t* x, const uint8_t* in, size_t blocks);
+void sealbox_armv8_ce_ghash_eor3(const uint8_t* schedule, uint8_t* x, const uint8_t* in,
+                                 size_t blocks);
+void sealbox_armv8_ce_seal_blocks(const uint8_t* schedule, uint8_t* counter, uint8_t* x,
+                                  const uint8_t* in, uint8_t* out, size_t blocks);
+void sealbox_armv8_ce_open_blocks(const uint8_t* schedule, uint8_t* counter, uint8_t* x,
+                                  const uint8_t* in, uint8_t* out, size_t blocks);
+void sealbox_armv8_ce_seal_blocks_eor3(const uint8_t* schedule, uint8_t* counter, uint8_t* x,
+                                       const uint8_t* in, uint8_t* out, size_t blocks);
+void sealbox_armv8_ce_open_blocks_eor3(const uint8_t* schedule, uint8_t* counter, uint8_t* x,
+                                       const uint8_t* in, uint8_t* out, size_t blocks);
 }
 
 namespace sealbox::crypto::kernel {
@@ -41,40 +34,35 @@ void ExpandKey(const uint8_t* key, size_t key_bytes, KeySchedule* schedule) {
   sealbox_armv8_ce_expand_key(key, key_bytes, schedule->bytes);
 }
 
-void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16],
-                  uint8_t out[16]) {
+void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16], uint8_t out[16]) {
   sealbox_armv8_ce_encrypt_block(schedule.bytes, in, out);
 }
 
-void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-           size_t blocks) {
+void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks) {
   sealbox_armv8_ce_ghash(schedule.bytes, x, in, blocks);
 }
 
-void GhashEor3(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-               size_t blocks) {
+void GhashEor3(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks) {
   sealbox_armv8_ce_ghash_eor3(schedule.bytes, x, in, blocks);
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   sealbox_armv8_ce_seal_blocks(schedule.bytes, counter, x, in, out, blocks);
 }
 
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   sealbox_armv8_ce_open_blocks(schedule.bytes, counter, x, in, out, blocks);
 }
 
-void SealBlocksEor3(const KeySchedule& schedule, uint8_t counter[16],
-                    uint8_t x[16], const uint8_t* in, uint8_t* out,
-                    size_t blocks) {
+void SealBlocksEor3(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                    const uint8_t* in, uint8_t* out, size_t blocks) {
   sealbox_armv8_ce_seal_blocks_eor3(schedule.bytes, counter, x, in, out, blocks);
 }
 
-void OpenBlocksEor3(const KeySchedule& schedule, uint8_t counter[16],
-                    uint8_t x[16], const uint8_t* in, uint8_t* out,
-                    size_t blocks) {
+void OpenBlocksEor3(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                    const uint8_t* in, uint8_t* out, size_t blocks) {
   sealbox_armv8_ce_open_blocks_eor3(schedule.bytes, counter, x, in, out, blocks);
 }
 

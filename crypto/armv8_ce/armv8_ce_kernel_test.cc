@@ -28,14 +28,14 @@ void sealbox_armv8_ce_expand_key(const uint8_t*, size_t, uint8_t*);
 void sealbox_armv8_ce_encrypt_block(const uint8_t*, const uint8_t*, uint8_t*);
 void sealbox_armv8_ce_ghash(const uint8_t*, uint8_t*, const uint8_t*, size_t);
 void sealbox_armv8_ce_ghash_eor3(const uint8_t*, uint8_t*, const uint8_t*, size_t);
-void sealbox_armv8_ce_seal_blocks(const uint8_t*, uint8_t*, uint8_t*,
-                                  const uint8_t*, uint8_t*, size_t);
-void sealbox_armv8_ce_open_blocks(const uint8_t*, uint8_t*, uint8_t*,
-                                  const uint8_t*, uint8_t*, size_t);
-void sealbox_armv8_ce_seal_blocks_eor3(const uint8_t*, uint8_t*, uint8_t*,
-                                       const uint8_t*, uint8_t*, size_t);
-void sealbox_armv8_ce_open_blocks_eor3(const uint8_t*, uint8_t*, uint8_t*,
-                                       const uint8_t*, uint8_t*, size_t);
+void sealbox_armv8_ce_seal_blocks(const uint8_t*, uint8_t*, uint8_t*, const uint8_t*, uint8_t*,
+                                  size_t);
+void sealbox_armv8_ce_open_blocks(const uint8_t*, uint8_t*, uint8_t*, const uint8_t*, uint8_t*,
+                                  size_t);
+void sealbox_armv8_ce_seal_blocks_eor3(const uint8_t*, uint8_t*, uint8_t*, const uint8_t*, uint8_t*,
+                                       size_t);
+void sealbox_armv8_ce_open_blocks_eor3(const uint8_t*, uint8_t*, uint8_t*, const uint8_t*, uint8_t*,
+                                       size_t);
 }
 
 namespace sealbox::crypto::kernel {
@@ -76,14 +76,15 @@ TEST_P(Armv8CeKernelTest, Identity) {
   EXPECT_TRUE(kernel().constant_time);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kernels, Armv8CeKernelTest,
-    testing::Values(KernelCase{&kArmv8CeKernel, "armv8_ce", kHwcapAes | kHwcapPmull},
-                    KernelCase{&kArmv8CeEor3Kernel, "armv8_ce_eor3",
-                               kHwcapAes | kHwcapPmull | kHwcapSha3}),
-    [](const testing::TestParamInfo<KernelCase>& info) {
-      return std::string(info.param.kernel == &kArmv8CeKernel ? "Plain" : "Eor3");
-    });
+INSTANTIATE_TEST_SUITE_P(Kernels, Armv8CeKernelTest,
+                         testing::Values(KernelCase{&kArmv8CeKernel, "armv8_ce",
+                                                    kHwcapAes | kHwcapPmull},
+                                         KernelCase{&kArmv8CeEor3Kernel, "armv8_ce_eor3",
+                                                    kHwcapAes | kHwcapPmull | kHwcapSha3}),
+                         [](const testing::TestParamInfo<KernelCase>& info) {
+                           return std::string(info.param.kernel == &kArmv8CeKernel ? "Plain"
+                                                                                   : "Eor3");
+                         });
 
 // ---------------------------------------------------------------------------
 // AAPCS64: every entry point keeps x19-x29, d8-d15 and sp.
@@ -103,9 +104,7 @@ TEST(Armv8CeAbiTest, EntryPointsKeepCalleeSavedRegisters) {
     Bytes in(16 * 37, 7), out(16 * 37);
     EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_expand_key, key, key_bytes, keys), "")
         << "expand_key " << key_bytes;
-    EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_encrypt_block, keys, in.data(),
-                             out.data()),
-              "");
+    EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_encrypt_block, keys, in.data(), out.data()), "");
     for (size_t blocks : {0, 1, 5, 16, 37}) {
       EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_ghash, keys, x, in.data(), blocks), "")
           << "ghash " << blocks;
@@ -118,15 +117,14 @@ TEST(Armv8CeAbiTest, EntryPointsKeepCalleeSavedRegisters) {
                 "")
           << "open " << blocks;
       if (!sha3) continue;
-      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_ghash_eor3, keys, x, in.data(), blocks),
-                "")
+      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_ghash_eor3, keys, x, in.data(), blocks), "")
           << "ghash_eor3 " << blocks;
-      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_seal_blocks_eor3, keys, counter, x,
-                               in.data(), out.data(), blocks),
+      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_seal_blocks_eor3, keys, counter, x, in.data(),
+                               out.data(), blocks),
                 "")
           << "seal_eor3 " << blocks;
-      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_open_blocks_eor3, keys, counter, x,
-                               in.data(), out.data(), blocks),
+      EXPECT_EQ(AbiCheckedCall(sealbox_armv8_ce_open_blocks_eor3, keys, counter, x, in.data(),
+                               out.data(), blocks),
                 "")
           << "open_eor3 " << blocks;
     }

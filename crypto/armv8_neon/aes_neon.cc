@@ -34,9 +34,7 @@ namespace {
 
 // --- Constants, derived from their definitions at compile time. ---
 
-constexpr uint8_t Xtime(uint8_t a) {
-  return static_cast<uint8_t>((a << 1) ^ ((a >> 7) * 0x1b));
-}
+constexpr uint8_t Xtime(uint8_t a) { return static_cast<uint8_t>((a << 1) ^ ((a >> 7) * 0x1b)); }
 
 constexpr uint8_t GfProduct(uint8_t a, uint8_t b) {
   uint8_t product = 0;
@@ -108,9 +106,9 @@ struct Sbox {
 };
 
 struct Constants {
-  uint8x16_t c40;               // 0x40 in every byte: steps the S-box index
-  uint8x16_t c1b;               // 0x1b in every byte: the xtime reduction
-  uint8x16_t shift_rows;        // kShiftRows
+  uint8x16_t c40;                 // 0x40 in every byte: steps the S-box index
+  uint8x16_t c1b;                 // 0x1b in every byte: the xtime reduction
+  uint8x16_t shift_rows;          // kShiftRows
   uint8x16_t rotated_shift_rows;  // kRotatedShiftRows
 };
 
@@ -136,8 +134,7 @@ inline uint8x16_t SubBytes(const Sbox& sbox, const Constants& c, uint8x16_t x) {
 }
 
 // MixColumns(ShiftRows(SubBytes(x))) ^ key.
-inline uint8x16_t FullRound(const Sbox& sbox, const Constants& c, uint8x16_t key,
-                            uint8x16_t x) {
+inline uint8x16_t FullRound(const Sbox& sbox, const Constants& c, uint8x16_t key, uint8x16_t x) {
   const uint8x16_t y = SubBytes(sbox, c, x);
   const uint8x16_t b = vqtbl1q_u8(y, c.rotated_shift_rows);
   const uint8x16_t t = veorq_u8(vqtbl1q_u8(y, c.shift_rows), b);
@@ -147,14 +144,12 @@ inline uint8x16_t FullRound(const Sbox& sbox, const Constants& c, uint8x16_t key
 }
 
 // ShiftRows(SubBytes(x)) ^ key.
-inline uint8x16_t FinalRound(const Sbox& sbox, const Constants& c, uint8x16_t key,
-                             uint8x16_t x) {
+inline uint8x16_t FinalRound(const Sbox& sbox, const Constants& c, uint8x16_t key, uint8x16_t x) {
   return veorq_u8(vqtbl1q_u8(SubBytes(sbox, c, x), c.shift_rows), key);
 }
 
 template <int kRounds>
-uint8x16_t Encrypt(const Sbox& sbox, const Constants& c, const uint8_t* round_keys,
-                   uint8x16_t x) {
+uint8x16_t Encrypt(const Sbox& sbox, const Constants& c, const uint8_t* round_keys, uint8x16_t x) {
   x = veorq_u8(x, vld1q_u8(round_keys));
 #pragma GCC unroll 14
   for (int r = 1; r < kRounds; ++r) {
@@ -201,9 +196,15 @@ void ExpandAesKey(const uint8_t* key, size_t key_bytes, AesKey* out) {
   uint32_t w[64];
   std::memcpy(w, key, key_bytes);
   switch (key_bytes) {
-    case 16: ExpandWords<4>(sbox, c, w); break;
-    case 24: ExpandWords<6>(sbox, c, w); break;
-    default: ExpandWords<8>(sbox, c, w); break;
+    case 16:
+      ExpandWords<4>(sbox, c, w);
+      break;
+    case 24:
+      ExpandWords<6>(sbox, c, w);
+      break;
+    default:
+      ExpandWords<8>(sbox, c, w);
+      break;
   }
   out->rounds = static_cast<int>(key_bytes / 4) + 6;
   std::memcpy(out->round_keys, w, 16 * (out->rounds + 1));
@@ -216,9 +217,15 @@ void AesEncryptBlock(const AesKey& key, const uint8_t in[16], uint8_t out[16]) {
   const uint8x16_t x = vld1q_u8(in);
   const uint8_t* rk = key.round_keys[0];
   switch (key.rounds) {
-    case 10: vst1q_u8(out, Encrypt<10>(sbox, c, rk, x)); break;
-    case 12: vst1q_u8(out, Encrypt<12>(sbox, c, rk, x)); break;
-    default: vst1q_u8(out, Encrypt<14>(sbox, c, rk, x)); break;
+    case 10:
+      vst1q_u8(out, Encrypt<10>(sbox, c, rk, x));
+      break;
+    case 12:
+      vst1q_u8(out, Encrypt<12>(sbox, c, rk, x));
+      break;
+    default:
+      vst1q_u8(out, Encrypt<14>(sbox, c, rk, x));
+      break;
   }
 }
 
@@ -241,8 +248,7 @@ void AesCtr(const AesKey& key, uint8_t counter[16], const uint8_t* in, uint8_t* 
   std::memcpy(tail_counter, counter, 16);
   quads_function(rk, tail_counter, buffer, buffer, 1);
   std::memcpy(out, buffer, 16 * rest);
-  StoreBigEndian32(LoadBigEndian32(counter + 12) + static_cast<uint32_t>(rest),
-                   counter + 12);
+  StoreBigEndian32(LoadBigEndian32(counter + 12) + static_cast<uint32_t>(rest), counter + 12);
   SecureWipe(buffer, sizeof(buffer));
   SecureWipe(tail_counter, sizeof(tail_counter));
 }
@@ -251,5 +257,6 @@ void AesCtr(const AesKey& key, uint8_t counter[16], const uint8_t* in, uint8_t* 
 
 // The constant tables as data in memory, for the assembly loops too: read only
 // at fixed offsets (into registers), never indexed by secrets.
-alignas(64) const std::array<uint8_t, sealbox::crypto::kernel::armv8_neon::kAesTablesBytes>
-    armv8_neon_aes_tables = sealbox::crypto::kernel::armv8_neon::MakeAesTables();
+alignas(64) const std::array<
+    uint8_t, sealbox::crypto::kernel::armv8_neon::kAesTablesBytes> armv8_neon_aes_tables =
+    sealbox::crypto::kernel::armv8_neon::MakeAesTables();

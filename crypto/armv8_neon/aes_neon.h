@@ -35,8 +35,7 @@ void AesEncryptBlock(const AesKey& key, const uint8_t in[16], uint8_t out[16]);
 // Counter mode over whole blocks: out = in ^ AES_K(counter), counter += 1 per block
 // (inc32: the big-endian low 32 bits, wrapping). Any number of blocks; `in` may
 // equal `out`. Leaves its stack holding keystream: callers scrub it.
-void AesCtr(const AesKey& key, uint8_t counter[16], const uint8_t* in, uint8_t* out,
-            size_t blocks);
+void AesCtr(const AesKey& key, uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t blocks);
 
 }  // namespace sealbox::crypto::kernel::armv8_neon
 
@@ -51,12 +50,12 @@ __attribute__((visibility("hidden"))) extern const std::array<
 // blocks per iteration (64 bytes), with C names so that disassembly and
 // cycle-model scripts find them: `quads` (> 0 to do anything) is the number of
 // 4-block groups, `round_keys` the AesKey::round_keys of that key size.
-void armv8_neon_ctr128_blocks(const uint8_t* round_keys, uint8_t counter[16],
-                              const uint8_t* in, uint8_t* out, size_t quads);
-void armv8_neon_ctr192_blocks(const uint8_t* round_keys, uint8_t counter[16],
-                              const uint8_t* in, uint8_t* out, size_t quads);
-void armv8_neon_ctr256_blocks(const uint8_t* round_keys, uint8_t counter[16],
-                              const uint8_t* in, uint8_t* out, size_t quads);
+void armv8_neon_ctr128_blocks(const uint8_t* round_keys, uint8_t counter[16], const uint8_t* in,
+                              uint8_t* out, size_t quads);
+void armv8_neon_ctr192_blocks(const uint8_t* round_keys, uint8_t counter[16], const uint8_t* in,
+                              uint8_t* out, size_t quads);
+void armv8_neon_ctr256_blocks(const uint8_t* round_keys, uint8_t counter[16], const uint8_t* in,
+                              uint8_t* out, size_t quads);
 }
 
 #endif  // SEALBOX_CRYPTO_ARMV8_NEON_AES_NEON_H_

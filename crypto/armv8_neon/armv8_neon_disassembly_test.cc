@@ -96,7 +96,8 @@ TEST(Armv8NeonDisassemblyTest, LoopsBranchOnlyOnTheirCount) {
   };
   const std::regex conditional(R"(^(b\.[a-z]+|cbn?z|tbn?z|csel|csinc|csinv|csneg|cset|ccmp)\s)");
   const std::regex call(R"(^(bl|blr|br)\s)");
-  const std::regex sets_flags(R"(^(adds|subs|ands|bics|negs|ngcs|adcs|sbcs|cmp|cmn|tst|ccmp|ccmn|fcmp|fccmp)\s)");
+  const std::regex sets_flags(
+      R"(^(adds|subs|ands|bics|negs|ngcs|adcs|sbcs|cmp|cmn|tst|ccmp|ccmn|fcmp|fccmp)\s)");
   const std::vector<Instruction>& instructions = ReadDisassembly();
   std::map<std::string, int> branches;
   for (size_t k = 0; k < instructions.size(); ++k) {
@@ -118,8 +119,7 @@ TEST(Armv8NeonDisassemblyTest, LoopsBranchOnlyOnTheirCount) {
                                "subs\t" + count + ", " + count + ", #0x1", 0) == 0;
     }
     EXPECT_TRUE(entry_check || back_edge)
-        << i.function << ": conditional instruction other than the loop count's: "
-        << i.text;
+        << i.function << ": conditional instruction other than the loop count's: " << i.text;
   }
   for (const auto& [function, reg] : count_register) {
     EXPECT_EQ(branches[function], 2) << function;

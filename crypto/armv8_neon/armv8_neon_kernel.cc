@@ -57,14 +57,13 @@ void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16], uint8_t out
   WipeCalleeStack();
 }
 
-void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-           size_t blocks) {
+void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks) {
   armv8_neon::GhashBlocks(View(schedule).ghash, x, in, blocks);
   WipeCalleeStack();
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   const Schedule& s = View(schedule);
   while (blocks > 0) {
     const size_t n = std::min(blocks, kStretchBlocks);
@@ -79,8 +78,8 @@ void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
 
 // GHASH reads each stretch of ciphertext before counter mode overwrites it (when
 // `in == out`).
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   const Schedule& s = View(schedule);
   while (blocks > 0) {
     const size_t n = std::min(blocks, kStretchBlocks);

@@ -53,8 +53,7 @@ TEST(Armv8NeonKernelTest, Identity) {
 TEST(Armv8NeonKernelTest, TablesMatchDefinitions) {
   const uint8_t* tables = armv8_neon::AesTables();
   for (int x = 0; x < 256; ++x) {
-    ASSERT_EQ(tables[x], test::ReferenceSbox(static_cast<uint8_t>(x)))
-        << "S-box entry " << x;
+    ASSERT_EQ(tables[x], test::ReferenceSbox(static_cast<uint8_t>(x))) << "S-box entry " << x;
   }
   for (int c = 0; c < 4; ++c) {
     for (int r = 0; r < 4; ++r) {
@@ -74,8 +73,7 @@ TEST(Armv8NeonKernelTest, GhashGroupMatchesSingleBlocksBitByBit) {
     if (bit < 8 * 128) {
       data[bit / 8] = static_cast<uint8_t>(1 << (bit % 8));
     } else {
-      x_group[(bit % 128) / 8] = x_single[(bit % 128) / 8] =
-          static_cast<uint8_t>(1 << (bit % 8));
+      x_group[(bit % 128) / 8] = x_single[(bit % 128) / 8] = static_cast<uint8_t>(1 << (bit % 8));
     }
     kNeon.ghash(*schedule, x_group, data, 8);
     for (int b = 0; b < 8; ++b) kNeon.ghash(*schedule, x_single, data + 16 * b, 1);
@@ -125,22 +123,21 @@ TEST(Armv8NeonKernelTest, AssemblyKeepsCallingConvention) {
   const Bytes in = RandomBytes(rng, 256);
   Bytes out(256);
   uint8_t counter[16] = {}, x[16] = {};
-  for (auto* loop : {armv8_neon_ctr128_blocks, armv8_neon_ctr192_blocks,
-                     armv8_neon_ctr256_blocks}) {
-    EXPECT_EQ(test::AbiCheckedCall(loop, aes.round_keys[0], counter, in.data(),
-                                   out.data(), size_t{2}),
-              "");
+  for (auto* loop :
+       {armv8_neon_ctr128_blocks, armv8_neon_ctr192_blocks, armv8_neon_ctr256_blocks}) {
+    EXPECT_EQ(
+        test::AbiCheckedCall(loop, aes.round_keys[0], counter, in.data(), out.data(), size_t{2}),
+        "");
   }
-  EXPECT_EQ(test::AbiCheckedCall(armv8_neon_ghash_blocks, ghash_key.get(), x, in.data(),
-                                 size_t{2}),
+  EXPECT_EQ(test::AbiCheckedCall(armv8_neon_ghash_blocks, ghash_key.get(), x, in.data(), size_t{2}),
             "");
   // And the whole kernel.
   const auto schedule = Expand(key);
-  EXPECT_EQ(test::AbiCheckedCall(kNeon.seal_blocks, *schedule, counter, x, in.data(),
-                                 out.data(), size_t{13}),
+  EXPECT_EQ(test::AbiCheckedCall(kNeon.seal_blocks, *schedule, counter, x, in.data(), out.data(),
+                                 size_t{13}),
             "");
-  EXPECT_EQ(test::AbiCheckedCall(kNeon.open_blocks, *schedule, counter, x, out.data(),
-                                 out.data(), size_t{13}),
+  EXPECT_EQ(test::AbiCheckedCall(kNeon.open_blocks, *schedule, counter, x, out.data(), out.data(),
+                                 size_t{13}),
             "");
   EXPECT_EQ(test::AbiCheckedCall(kNeon.ghash, *schedule, x, in.data(), size_t{11}), "");
 }

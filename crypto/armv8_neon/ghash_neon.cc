@@ -40,8 +40,7 @@
 namespace sealbox::crypto::kernel::armv8_neon {
 
 // ghash_neon_core.S is written for this layout.
-static_assert(kGhashGroup == 8 && sizeof(GhashPower) == 128 &&
-              sizeof(GhashKey) == 8 * 128);
+static_assert(kGhashGroup == 8 && sizeof(GhashPower) == 128 && sizeof(GhashKey) == 8 * 128);
 
 namespace {
 
@@ -49,8 +48,7 @@ namespace {
 alignas(16) constexpr uint8_t kRotateHalves[16] = {1, 2,  3,  4,  5,  6,  7,  0,
                                                    9, 10, 11, 12, 13, 14, 15, 8};
 // Even-indexed bytes, then odd-indexed bytes.
-alignas(16) constexpr uint8_t kEvenOdd[16] = {0, 2, 4, 6, 8, 10, 12, 14,
-                                              1, 3, 5, 7, 9, 11, 13, 15};
+alignas(16) constexpr uint8_t kEvenOdd[16] = {0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15};
 // Class r's wrapped lanes: the top r 16-bit lanes (bytes 16 - 2r .. 15).
 alignas(16) constexpr uint8_t kWrapped[4][16] = {
     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff},
@@ -60,13 +58,12 @@ alignas(16) constexpr uint8_t kWrapped[4][16] = {
 };
 
 inline uint8x16_t Pmull(uint8x16_t a, uint8x16_t b) {
-  return vreinterpretq_u8_p16(vmull_p8(vreinterpret_p8_u8(vget_low_u8(a)),
-                                       vreinterpret_p8_u8(vget_low_u8(b))));
+  return vreinterpretq_u8_p16(
+      vmull_p8(vreinterpret_p8_u8(vget_low_u8(a)), vreinterpret_p8_u8(vget_low_u8(b))));
 }
 
 inline uint8x16_t Pmull2(uint8x16_t a, uint8x16_t b) {
-  return vreinterpretq_u8_p16(
-      vmull_high_p8(vreinterpretq_p8_u8(a), vreinterpretq_p8_u8(b)));
+  return vreinterpretq_u8_p16(vmull_high_p8(vreinterpretq_p8_u8(a), vreinterpretq_p8_u8(b)));
 }
 
 // Class sums of one 64 x 64 product kind (lo, hi or mid), before fix-up.

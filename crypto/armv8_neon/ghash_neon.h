@@ -39,8 +39,7 @@ void GhashBlocks(const GhashKey& key, uint8_t x[16], const uint8_t* in, size_t b
 // The hot loop (ghash_neon_core.S): one group of kGhashGroup blocks (128 bytes)
 // per iteration, `groups` of them, with a C name so that disassembly and
 // cycle-model scripts find it.
-extern "C" void armv8_neon_ghash_blocks(
-    const sealbox::crypto::kernel::armv8_neon::GhashKey* key, uint8_t x[16],
-    const uint8_t* in, size_t groups);
+extern "C" void armv8_neon_ghash_blocks(const sealbox::crypto::kernel::armv8_neon::GhashKey* key,
+                                        uint8_t x[16], const uint8_t* in, size_t groups);
 
 #endif  // SEALBOX_CRYPTO_ARMV8_NEON_GHASH_NEON_H_

@@ -54,7 +54,7 @@ using Bytes = std::vector<uint8_t>;
 
 constexpr char kOpenSsl[] = "openssl";
 constexpr int kKeyBits[] = {128, 256};
-constexpr size_t kMessageBytes[] = {16,   64,   256,   512,   1024,
+constexpr size_t kMessageBytes[] = {16,   64,   256,  512,   1024,
                                     2048, 4096, 8192, 16384, size_t{1} << 20};
 // Seal and Open at each key and message size.
 constexpr size_t kRatiosInFullRun = 2 * std::size(kKeyBits) * std::size(kMessageBytes);
@@ -80,8 +80,8 @@ uint64_t Ticks() { return 0; }
 
 // Sets the byte rate and, where the TSC can be read, ticks per byte.
 void SetCounters(benchmark::State& state, size_t message_bytes, uint64_t ticks) {
-  const int64_t bytes = static_cast<int64_t>(state.iterations()) *
-                        static_cast<int64_t>(message_bytes);
+  const int64_t bytes =
+      static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(message_bytes);
   state.SetBytesProcessed(bytes);
   if (kHaveTicks && bytes > 0) {
     state.counters["cpb"] = static_cast<double>(ticks) / static_cast<double>(bytes);
@@ -90,11 +90,10 @@ void SetCounters(benchmark::State& state, size_t message_bytes, uint64_t ticks) 
 
 // --- sealbox ----------------------------------------------------------------------
 
-void BM_Sealbox(benchmark::State& state, const std::string& implementation,
-                int key_bits, size_t size, Op op) {
+void BM_Sealbox(benchmark::State& state, const std::string& implementation, int key_bits,
+                size_t size, Op op) {
   const Bytes raw_key(key_bits / 8, 0x42);
-  absl::StatusOr<std::unique_ptr<ExpandedKey>> key =
-      ExpandedKey::Create(raw_key, implementation);
+  absl::StatusOr<std::unique_ptr<ExpandedKey>> key = ExpandedKey::Create(raw_key, implementation);
   if (!key.ok()) {
     state.SkipWithError(std::string(key.status().message()).c_str());
     return;
@@ -112,9 +111,8 @@ void BM_Sealbox(benchmark::State& state, const std::string& implementation,
   const uint64_t start = Ticks();
   for (auto _ : state) {
     const absl::Status status =
-        op == Op::kSeal
-            ? (*key)->Seal(iv, {}, input, absl::MakeSpan(output), absl::MakeSpan(tag))
-            : (*key)->Open(iv, {}, input, tag, absl::MakeSpan(output));
+        op == Op::kSeal ? (*key)->Seal(iv, {}, input, absl::MakeSpan(output), absl::MakeSpan(tag))
+                        : (*key)->Open(iv, {}, input, tag, absl::MakeSpan(output));
     if (!status.ok()) {
       state.SkipWithError(std::string(status.message()).c_str());
       break;
@@ -133,8 +131,8 @@ struct CipherCtxDeleter {
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
 
 // One message through a context already holding the key.
-bool OpenSslMessage(EVP_CIPHER_CTX* ctx, Op op, const Bytes& iv, const Bytes& input,
-                    Bytes& output, Bytes& tag) {
+bool OpenSslMessage(EVP_CIPHER_CTX* ctx, Op op, const Bytes& iv, const Bytes& input, Bytes& output,
+                    Bytes& tag) {
   int len = 0, final_len = 0;
   const int size = static_cast<int>(input.size());
   if (op == Op::kSeal) {
@@ -146,8 +144,8 @@ bool OpenSslMessage(EVP_CIPHER_CTX* ctx, Op op, const Bytes& iv, const Bytes& in
   }
   return EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, iv.data()) == 1 &&
          EVP_DecryptUpdate(ctx, output.data(), &len, input.data(), size) == 1 &&
-         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag.size()),
-                             tag.data()) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag.size()), tag.data()) ==
+             1 &&
          EVP_DecryptFinal_ex(ctx, output.data() + len, &final_len) == 1;
 }
 
@@ -172,8 +170,7 @@ void BM_OpenSsl(benchmark::State& state, int key_bits, size_t size, Op op) {
   }
   if (op == Op::kOpen) {  // open a real message
     CipherCtx sealer = NewOpenSslContext(Op::kSeal, key);
-    if (sealer == nullptr ||
-        !OpenSslMessage(sealer.get(), Op::kSeal, iv, input, output, tag)) {
+    if (sealer == nullptr || !OpenSslMessage(sealer.get(), Op::kSeal, iv, input, output, tag)) {
       state.SkipWithError("OpenSSL seal failed");
       return;
     }
@@ -183,8 +180,7 @@ void BM_OpenSsl(benchmark::State& state, int key_bits, size_t size, Op op) {
   const uint64_t start = Ticks();
   for (auto _ : state) {
     if (!OpenSslMessage(ctx.get(), op, iv, input, output, tag)) {
-      state.SkipWithError(op == Op::kSeal ? "OpenSSL seal failed"
-                                          : "OpenSSL rejected the tag");
+      state.SkipWithError(op == Op::kSeal ? "OpenSSL seal failed" : "OpenSSL rejected the tag");
       break;
     }
     benchmark::DoNotOptimize(output.data());
@@ -202,17 +198,14 @@ class RatioReporter : public benchmark::BenchmarkReporter {
   explicit RatioReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner)
       : inner_(std::move(inner)) {}
 
-  bool ReportContext(const Context& context) override {
-    return inner_->ReportContext(context);
-  }
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
 
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.error_occurred) continue;
       // Each repetition's own figure; or, when only aggregates are reported, the
       // median that Google Benchmark computed over them.
-      const bool median =
-          run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
       if (run.run_type != Run::RT_Iteration && !median) continue;
       auto rate = run.counters.find("bytes_per_second");
       if (rate == run.counters.end()) continue;
@@ -229,12 +222,10 @@ class RatioReporter : public benchmark::BenchmarkReporter {
 
   // The table, on `out`: one line per implementation, key size and message size.
   void PrintTable(std::FILE* out, const std::vector<std::string>& implementations) const {
-    std::fprintf(out,
-                 "\nsealbox / OpenSSL (%s), MB/s = 10^6 bytes per second of CPU time\n",
+    std::fprintf(out, "\nsealbox / OpenSSL (%s), MB/s = 10^6 bytes per second of CPU time\n",
                  OpenSSL_version(OPENSSL_VERSION));
-    std::fprintf(out, "%-16s %4s %8s | %10s %10s %7s | %10s %10s %7s\n", "impl", "key",
-                 "bytes", "Seal MB/s", "openssl", "ratio", "Open MB/s", "openssl",
-                 "ratio");
+    std::fprintf(out, "%-16s %4s %8s | %10s %10s %7s | %10s %10s %7s\n", "impl", "key", "bytes",
+                 "Seal MB/s", "openssl", "ratio", "Open MB/s", "openssl", "ratio");
     int rows = 0;
     for (const std::string& impl : implementations) {
       for (int bits : kKeyBits) {
@@ -246,10 +237,9 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           const double open_ref = Rate("Open", kOpenSsl, b, n);
           if (seal < 0 && open < 0) continue;  // filtered out
           ++rows;
-          std::fprintf(out, "%-16s %4d %8zu | %s %s %s | %s %s %s\n", impl.c_str(), bits,
-                       size, Cell(seal).c_str(), Cell(seal_ref).c_str(),
-                       Ratio(seal, seal_ref).c_str(), Cell(open).c_str(),
-                       Cell(open_ref).c_str(), Ratio(open, open_ref).c_str());
+          std::fprintf(out, "%-16s %4d %8zu | %s %s %s | %s %s %s\n", impl.c_str(), bits, size,
+                       Cell(seal).c_str(), Cell(seal_ref).c_str(), Ratio(seal, seal_ref).c_str(),
+                       Cell(open).c_str(), Cell(open_ref).c_str(), Ratio(open, open_ref).c_str());
         }
       }
     }
@@ -286,8 +276,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
               const std::string& size) const {
     auto it = rates_.find({op, impl, bits, size});
     if (it == rates_.end()) return -1;
-    std::vector<double> values =
-        it->second.values.empty() ? it->second.medians : it->second.values;
+    std::vector<double> values = it->second.values.empty() ? it->second.medians : it->second.values;
     if (values.empty()) return -1;
     std::sort(values.begin(), values.end());
     const size_t n = values.size();
@@ -327,8 +316,8 @@ bool HasFlag(const std::vector<char*>& args, const char* prefix) {
 
 // The reporter --benchmark_format asks for (console by default); console is
 // colored only on a terminal.
-std::unique_ptr<benchmark::BenchmarkReporter> FormatReporter(
-    const std::vector<char*>& args, bool* console) {
+std::unique_ptr<benchmark::BenchmarkReporter> FormatReporter(const std::vector<char*>& args,
+                                                             bool* console) {
   *console = true;
   for (size_t i = 1; i < args.size(); ++i) {
     const absl::string_view arg = args[i];
@@ -339,8 +328,7 @@ std::unique_ptr<benchmark::BenchmarkReporter> FormatReporter(
   }
   const bool color = isatty(STDOUT_FILENO) && !HasFlag(args, "--benchmark_color=false");
   return std::make_unique<benchmark::ConsoleReporter>(
-      color ? benchmark::ConsoleReporter::OO_ColorTabular
-            : benchmark::ConsoleReporter::OO_Tabular);
+      color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
 }
 
 int Main(int argc, char** argv) {
@@ -360,8 +348,7 @@ int Main(int argc, char** argv) {
 
   const std::vector<std::string> implementations = SupportedImplementations();
   benchmark::AddCustomContext("openssl", OpenSSL_version(OPENSSL_VERSION));
-  benchmark::AddCustomContext("sealbox_implementations",
-                              absl::StrJoin(implementations, ","));
+  benchmark::AddCustomContext("sealbox_implementations", absl::StrJoin(implementations, ","));
   benchmark::AddCustomContext("cpu_features", GetCpuFeatures().ToString());
   benchmark::AddCustomContext(
       "cpb", kHaveTicks ? "TSC ticks per byte (x86-64 __rdtsc around the timed loop; "
@@ -396,8 +383,7 @@ int Main(int argc, char** argv) {
   // What a key gets here by default (SEALBOX_CRYPTO_IMPL aside).
   const std::string dispatched = BestKernel(GetCpuFeatures()).name;
   std::fprintf(out, "\n%s\n",
-               bench::CryptoSummaryLine(dispatched, OpenSslName(),
-                                        reporter.Ratios(dispatched),
+               bench::CryptoSummaryLine(dispatched, OpenSslName(), reporter.Ratios(dispatched),
                                         kRatiosInFullRun)
                    .c_str());
   benchmark::Shutdown();

@@ -24,8 +24,7 @@ void BM_Crc32c(benchmark::State& state, const std::string& implementation) {
 
 int main(int argc, char** argv) {
   for (const std::string& impl : sealbox::crypto::SupportedCrc32cImplementations()) {
-    benchmark::RegisterBenchmark(("Crc32c/" + impl).c_str(), sealbox::crypto::BM_Crc32c,
-                                 impl)
+    benchmark::RegisterBenchmark(("Crc32c/" + impl).c_str(), sealbox::crypto::BM_Crc32c, impl)
         ->Arg(64)
         ->Arg(1024)
         ->Arg(65536)

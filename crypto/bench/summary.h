@@ -28,8 +28,7 @@ struct MeasuredRatio {
 // narrowed by --benchmark_filter is not comparable with a full one, so when fewer than
 // `ratios_in_full_run` ran the line ends with how many did.
 std::string CryptoSummaryLine(absl::string_view implementation, absl::string_view openssl,
-                              const std::vector<MeasuredRatio>& ratios,
-                              size_t ratios_in_full_run);
+                              const std::vector<MeasuredRatio>& ratios, size_t ratios_in_full_run);
 
 }  // namespace sealbox::crypto::bench
 

@@ -6,16 +6,14 @@ namespace sealbox::crypto::bench {
 namespace {
 
 TEST(CryptoSummaryLineTest, NamesTheLowestRatioAndWhereItWas) {
-  const std::vector<MeasuredRatio> ratios = {{"Seal", 128, 16, 1.40},
-                                             {"Open", 128, 16384, 0.891},
-                                             {"Seal", 256, 1048576, 0.95}};
+  const std::vector<MeasuredRatio> ratios = {
+      {"Seal", 128, 16, 1.40}, {"Open", 128, 16384, 0.891}, {"Seal", 256, 1048576, 0.95}};
   EXPECT_EQ(CryptoSummaryLine("x86_vaes_avx512", "openssl-3.5", ratios, 3),
             "crypto: x86_vaes_avx512 vs openssl-3.5: min=0.89 at Open/128/16384");
 }
 
 TEST(CryptoSummaryLineTest, TheFirstOfEqualRatiosWins) {
-  const std::vector<MeasuredRatio> ratios = {{"Seal", 256, 64, 0.9},
-                                             {"Open", 128, 64, 0.9}};
+  const std::vector<MeasuredRatio> ratios = {{"Seal", 256, 64, 0.9}, {"Open", 128, 64, 0.9}};
   EXPECT_EQ(CryptoSummaryLine("portable", "openssl-3.0", ratios, 2),
             "crypto: portable vs openssl-3.0: min=0.90 at Seal/256/64");
 }

@@ -57,30 +57,27 @@ double AddSeconds() {
 
 // A dependent chain (latency) and eight independent ones (throughput) of one
 // instruction on one register width. `reg` is the width's prefix: x, y or z.
-#define CHAINS(name, isa, insn, reg)                                                 \
-  __attribute__((target(isa))) double name##Latency() {                            \
-    return SecondsPerInstruction([] {                                                   \
-      for (long i = 0; i < kLoops; ++i) {                                               \
-        asm volatile(EIGHT(insn " %%" reg "mm1, %%" reg "mm0, %%" reg "mm0\n\t")::     \
-                         : "xmm0");                                                     \
-      }                                                                                 \
-    });                                                                                 \
-  }                                                                                     \
-  __attribute__((target(isa))) double name##Throughput() {                         \
-    return SecondsPerInstruction([] {                                                   \
-      for (long i = 0; i < kLoops; ++i) {                                               \
-        asm volatile(insn " %%" reg "mm8, %%" reg "mm0, %%" reg "mm0\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm1, %%" reg "mm1\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm2, %%" reg "mm2\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm3, %%" reg "mm3\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm4, %%" reg "mm4\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm5, %%" reg "mm5\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm6, %%" reg "mm6\n\t"               \
-                     insn " %%" reg "mm8, %%" reg "mm7, %%" reg "mm7\n\t" ::            \
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",      \
-                           "xmm7");                                                     \
-      }                                                                                 \
-    });                                                                                 \
+#define CHAINS(name, isa, insn, reg)                                                             \
+  __attribute__((target(isa))) double name##Latency() {                                          \
+    return SecondsPerInstruction([] {                                                            \
+      for (long i = 0; i < kLoops; ++i) {                                                        \
+        asm volatile(EIGHT(insn " %%" reg "mm1, %%" reg "mm0, %%" reg "mm0\n\t")::: "xmm0");     \
+      }                                                                                          \
+    });                                                                                          \
+  }                                                                                              \
+  __attribute__((target(isa))) double name##Throughput() {                                       \
+    return SecondsPerInstruction([] {                                                            \
+      for (long i = 0; i < kLoops; ++i) {                                                        \
+        asm volatile(insn " %%" reg "mm8, %%" reg "mm0, %%" reg "mm0\n\t" insn " %%" reg         \
+                          "mm8, %%" reg "mm1, %%" reg "mm1\n\t" insn " %%" reg "mm8, %%" reg     \
+                          "mm2, %%" reg "mm2\n\t" insn " %%" reg "mm8, %%" reg "mm3, %%" reg     \
+                          "mm3\n\t" insn " %%" reg "mm8, %%" reg "mm4, %%" reg "mm4\n\t" insn    \
+                          " %%" reg "mm8, %%" reg "mm5, %%" reg "mm5\n\t" insn " %%" reg         \
+                          "mm8, %%" reg "mm6, %%" reg "mm6\n\t" insn " %%" reg "mm8, %%" reg     \
+                          "mm7, %%" reg "mm7\n\t" ::                                             \
+                              : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7"); \
+      }                                                                                          \
+    });                                                                                          \
   }
 
 CHAINS(Aes128, "avx,aes", "vaesenc", "x")
@@ -95,18 +92,18 @@ CHAINS(Clmul512, "avx512f,vpclmulqdq", "vpclmulqdq $0x00,", "z")
 // ports decides whether their costs add up or overlap. Seconds per 10 instructions.
 __attribute__((target("avx512f,vaes,vpclmulqdq"))) double Mix512() {
   return 8.0 * SecondsPerInstruction([] {
-    for (long i = 0; i < kLoops; ++i) {
-      asm volatile(
-          "vaesenc %%zmm8, %%zmm0, %%zmm0\n\tvaesenc %%zmm8, %%zmm1, %%zmm1\n\t"
-          "vaesenc %%zmm8, %%zmm2, %%zmm2\n\tvaesenc %%zmm8, %%zmm3, %%zmm3\n\t"
-          "vpclmulqdq $0x00, %%zmm8, %%zmm9, %%zmm10\n\t"
-          "vaesenc %%zmm8, %%zmm4, %%zmm4\n\tvaesenc %%zmm8, %%zmm5, %%zmm5\n\t"
-          "vaesenc %%zmm8, %%zmm6, %%zmm6\n\tvaesenc %%zmm8, %%zmm7, %%zmm7\n\t"
-          "vpclmulqdq $0x11, %%zmm8, %%zmm9, %%zmm11\n\t" ::
-              : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-                "xmm10", "xmm11");
-    }
-  });
+           for (long i = 0; i < kLoops; ++i) {
+             asm volatile(
+                 "vaesenc %%zmm8, %%zmm0, %%zmm0\n\tvaesenc %%zmm8, %%zmm1, %%zmm1\n\t"
+                 "vaesenc %%zmm8, %%zmm2, %%zmm2\n\tvaesenc %%zmm8, %%zmm3, %%zmm3\n\t"
+                 "vpclmulqdq $0x00, %%zmm8, %%zmm9, %%zmm10\n\t"
+                 "vaesenc %%zmm8, %%zmm4, %%zmm4\n\tvaesenc %%zmm8, %%zmm5, %%zmm5\n\t"
+                 "vaesenc %%zmm8, %%zmm6, %%zmm6\n\tvaesenc %%zmm8, %%zmm7, %%zmm7\n\t"
+                 "vpclmulqdq $0x11, %%zmm8, %%zmm9, %%zmm11\n\t" ::
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm10",
+                       "xmm11");
+           }
+         });
 }
 
 struct Width {
@@ -125,19 +122,17 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   __builtin_cpu_init();
   const double cycle = AddSeconds();
-  std::printf("core clock %.2f GHz (a chain of dependent adds, thread CPU time)\n",
-              1e-9 / cycle);
+  std::printf("core clock %.2f GHz (a chain of dependent adds, thread CPU time)\n", 1e-9 / cycle);
   const Width widths[] = {
-      {"128-bit", 1, __builtin_cpu_supports("aes") && __builtin_cpu_supports("avx"),
-       Aes128Latency, Aes128Throughput, Clmul128Latency, Clmul128Throughput},
+      {"128-bit", 1, __builtin_cpu_supports("aes") && __builtin_cpu_supports("avx"), Aes128Latency,
+       Aes128Throughput, Clmul128Latency, Clmul128Throughput},
       {"256-bit", 2, __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx2"),
        Aes256Latency, Aes256Throughput, Clmul256Latency, Clmul256Throughput},
       {"512-bit", 4, __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f"),
        Aes512Latency, Aes512Throughput, Clmul512Latency, Clmul512Throughput},
   };
-  std::printf("%-8s | %11s %15s | %11s %15s | %s\n", "vector", "AESENC lat",
-              "AESENC per cyc", "CLMUL lat", "CLMUL per cyc",
-              "AES-round floor, cycles/byte: AES-128 / AES-256");
+  std::printf("%-8s | %11s %15s | %11s %15s | %s\n", "vector", "AESENC lat", "AESENC per cyc",
+              "CLMUL lat", "CLMUL per cyc", "AES-round floor, cycles/byte: AES-128 / AES-256");
   for (const Width& w : widths) {
     if (!w.available) {
       std::printf("%-8s | not on this CPU\n", w.name);
@@ -151,18 +146,16 @@ int main(int argc, char** argv) {
     // instructions per block; the floor assumes nothing else competes for the unit.
     const double blocks_per_cycle = aes_per_cycle * w.blocks;
     std::printf("%-8s | %11.1f %15.2f | %11.1f %15.2f | %.3f / %.3f\n", w.name, aes_lat,
-                aes_per_cycle, clmul_lat, clmul_per_cycle,
-                10.0 / (16.0 * blocks_per_cycle), 14.0 / (16.0 * blocks_per_cycle));
+                aes_per_cycle, clmul_lat, clmul_per_cycle, 10.0 / (16.0 * blocks_per_cycle),
+                14.0 / (16.0 * blocks_per_cycle));
   }
   if (widths[2].available) {
     const double mix = Mix512() / cycle;
-    std::printf("512-bit: 8 AESENC + 2 PCLMULQDQ, independent, take %.1f cycles (%.1f if "
-                "they used separate ports, %.1f if every instruction waited its turn)\n",
-                mix,
-                std::max(8 * widths[2].aes_throughput(), 2 * widths[2].clmul_throughput()) /
-                    cycle,
-                (8 * widths[2].aes_throughput() + 2 * widths[2].clmul_throughput()) /
-                    cycle);
+    std::printf(
+        "512-bit: 8 AESENC + 2 PCLMULQDQ, independent, take %.1f cycles (%.1f if "
+        "they used separate ports, %.1f if every instruction waited its turn)\n",
+        mix, std::max(8 * widths[2].aes_throughput(), 2 * widths[2].clmul_throughput()) / cycle,
+        (8 * widths[2].aes_throughput() + 2 * widths[2].clmul_throughput()) / cycle);
   }
   return 0;
 }

@@ -94,8 +94,7 @@ bool CheckModeLayer(const std::string& implementation, bool leak) {
         std::vector<uint8_t> ciphertext(text_size);
         std::vector<uint8_t> tag(tag_size);
         if (!(*expanded)
-                 ->Seal(iv, aad, plaintext, absl::MakeSpan(ciphertext),
-                        absl::MakeSpan(tag))
+                 ->Seal(iv, aad, plaintext, absl::MakeSpan(ciphertext), absl::MakeSpan(tag))
                  .ok()) {
           return Failed("Seal");
         }
@@ -189,30 +188,27 @@ bool CheckStream() {
     for (size_t text_size : {size_t{0}, size_t{100}, 2 * kSegment + 77}) {
       const std::vector<uint8_t> plaintext = SecretSequence(text_size, 0x2b);
       for (size_t chunk : {size_t{1000}, kSegment}) {
-        auto sealer = crypto::StreamSealer::CreateForTesting(material, context, aad,
-                                                             kSegment, salt, prefix);
+        auto sealer =
+            crypto::StreamSealer::CreateForTesting(material, context, aad, kSegment, salt, prefix);
         if (!sealer.ok()) return Failed("StreamSealer::Create");
         std::vector<uint8_t> sealed;
         if (!Feed(plaintext, chunk,
-                  [&](absl::Span<const uint8_t> c) {
-                    return (*sealer)->Update(c, sealed);
-                  }) ||
+                  [&](absl::Span<const uint8_t> c) { return (*sealer)->Update(c, sealed); }) ||
             !(*sealer)->Finish(sealed).ok()) {
           return Failed("stream seal");
         }
         for (bool forge : {false, true}) {
           if (forge) sealed.back() ^= 1;
-          auto opener = crypto::StreamOpener::Create(
-              context.tenant, context.key_name, aad,
-              [&](uint32_t) -> absl::StatusOr<crypto::SecretBytes> {
-                return crypto::SecretBytes(material);
-              });
+          auto opener =
+              crypto::StreamOpener::Create(context.tenant, context.key_name, aad,
+                                           [&](uint32_t) -> absl::StatusOr<crypto::SecretBytes> {
+                                             return crypto::SecretBytes(material);
+                                           });
           std::vector<uint8_t> opened;
-          const bool ok = Feed(sealed, chunk + 16,
-                               [&](absl::Span<const uint8_t> c) {
-                                 return opener->Update(c, opened);
-                               }) &&
-                          opener->Finish(opened).ok();
+          const bool ok =
+              Feed(sealed, chunk + 16,
+                   [&](absl::Span<const uint8_t> c) { return opener->Update(c, opened); }) &&
+              opener->Finish(opened).ok();
           if (ok == forge) return Failed("stream open");
         }
       }
@@ -227,8 +223,7 @@ bool CheckStream() {
 
 int main(int argc, char** argv) {
   const std::string control = argc == 3 ? argv[2] : "";
-  if (argc < 2 || argc > 3 ||
-      (argc == 3 && control != "leak" && control != "subkey_leak")) {
+  if (argc < 2 || argc > 3 || (argc == 3 && control != "leak" && control != "subkey_leak")) {
     std::fprintf(stderr, "usage: ct_check IMPLEMENTATION [leak|subkey_leak]\n");
     return 2;
   }

@@ -19,18 +19,17 @@ struct Implementation {
 
 // In order of preference, the last one always supported.
 const std::vector<Implementation>& Implementations() {
-  static const auto* all = new std::vector<Implementation>{
+  static const auto* all = new std::vector<Implementation> {
 #if defined(__x86_64__)
-      {"x86_sse42_pclmul", crc32c_internal::ExtendX86Pclmul,
-       [](const CpuFeatures& f) { return f.x86_sse42 && f.x86_pclmulqdq; }},
-      {"x86_sse42", crc32c_internal::ExtendX86Sse42,
-       [](const CpuFeatures& f) { return f.x86_sse42; }},
+    {"x86_sse42_pclmul", crc32c_internal::ExtendX86Pclmul,
+     [](const CpuFeatures& f) { return f.x86_sse42 && f.x86_pclmulqdq; }},
+        {"x86_sse42", crc32c_internal::ExtendX86Sse42,
+         [](const CpuFeatures& f) { return f.x86_sse42; }},
 #elif defined(__aarch64__)
-      {"armv8_crc32", crc32c_internal::ExtendArmv8Crc32,
-       [](const CpuFeatures& f) { return f.arm_crc32; }},
+    {"armv8_crc32", crc32c_internal::ExtendArmv8Crc32,
+     [](const CpuFeatures& f) { return f.arm_crc32; }},
 #endif
-      {"portable", crc32c_internal::ExtendPortable,
-       [](const CpuFeatures&) { return true; }},
+        {"portable", crc32c_internal::ExtendPortable, [](const CpuFeatures&) { return true; }},
   };
   return *all;
 }
@@ -53,8 +52,8 @@ const Implementation& Chosen() {
 uint32_t Crc32c(absl::Span<const uint8_t> data) { return ExtendCrc32c(0, data); }
 
 uint32_t Crc32c(absl::string_view data) {
-  return ExtendCrc32c(0, absl::Span<const uint8_t>(
-                             reinterpret_cast<const uint8_t*>(data.data()), data.size()));
+  return ExtendCrc32c(
+      0, absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
 }
 
 uint32_t ExtendCrc32c(uint32_t crc, absl::Span<const uint8_t> data) {
@@ -77,8 +76,7 @@ uint32_t ExtendCrc32cWith(const std::string& implementation, uint32_t crc,
   for (const Implementation& impl : Implementations()) {
     if (implementation == impl.name) return impl.extend(crc, data.data(), data.size());
   }
-  std::fprintf(stderr, "ExtendCrc32cWith: no implementation \"%s\"\n",
-               implementation.c_str());
+  std::fprintf(stderr, "ExtendCrc32cWith: no implementation \"%s\"\n", implementation.c_str());
   std::abort();
 }
 

@@ -10,8 +10,7 @@ namespace {
 
 // `crc32cx` is pipelined like x86's `crc32` (latency 2-3, one per cycle): three
 // independent streams over three blocks, joined afterwards (crc32c_shift.h).
-__attribute__((target("+crc"))) inline uint32_t ThreeBlocks(uint32_t crc,
-                                                            const uint8_t* data,
+__attribute__((target("+crc"))) inline uint32_t ThreeBlocks(uint32_t crc, const uint8_t* data,
                                                             size_t block,
                                                             const Crc32cShift& shift) {
   uint32_t c0 = crc, c1 = 0, c2 = 0;
@@ -29,8 +28,7 @@ __attribute__((target("+crc"))) inline uint32_t ThreeBlocks(uint32_t crc,
 
 }  // namespace
 
-__attribute__((target("+crc"))) uint32_t ExtendArmv8Crc32(uint32_t crc,
-                                                          const uint8_t* data,
+__attribute__((target("+crc"))) uint32_t ExtendArmv8Crc32(uint32_t crc, const uint8_t* data,
                                                           size_t size) {
   uint32_t c = ~crc;
   for (; size >= 3 * kLongBlock; data += 3 * kLongBlock, size -= 3 * kLongBlock) {

@@ -40,9 +40,8 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* data, size_t size) {
     std::memcpy(&low, data, 4);  // little-endian hosts: the byte order CRC32C reads
     std::memcpy(&high, data + 4, 4);
     low ^= c;
-    c = kTables[7][low & 0xff] ^ kTables[6][(low >> 8) & 0xff] ^
-        kTables[5][(low >> 16) & 0xff] ^ kTables[4][low >> 24] ^
-        kTables[3][high & 0xff] ^ kTables[2][(high >> 8) & 0xff] ^
+    c = kTables[7][low & 0xff] ^ kTables[6][(low >> 8) & 0xff] ^ kTables[5][(low >> 16) & 0xff] ^
+        kTables[4][low >> 24] ^ kTables[3][high & 0xff] ^ kTables[2][(high >> 8) & 0xff] ^
         kTables[1][(high >> 16) & 0xff] ^ kTables[0][high >> 24];
   }
   for (; size > 0; ++data, --size) c = (c >> 8) ^ kTables[0][(c ^ *data) & 0xff];

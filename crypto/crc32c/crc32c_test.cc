@@ -90,10 +90,29 @@ TEST(Crc32cTest, EveryImplementationAgreesAtEveryLengthAndAlignment) {
   std::vector<uint8_t> large(3 * 8192 * 2 + 3 * 256 * 2 + 64);
   for (uint8_t& b : large) b = static_cast<uint8_t>(rng());
   for (const std::string& impl : SupportedCrc32cImplementations()) {
-    for (size_t size : std::vector<size_t>{
-             383, 384, 385, 391, 392, 767, 768, 769, 775, 776, 1536, 3071, 3072, 3073,
-             3072 + 384 + 8 + 1, 24575, 24576, 24577, 24576 + 768, 24576 + 3072 + 384 + 7,
-             49152, 49152 + 8 + 3, large.size() - 1}) {
+    for (size_t size : std::vector<size_t>{383,
+                                           384,
+                                           385,
+                                           391,
+                                           392,
+                                           767,
+                                           768,
+                                           769,
+                                           775,
+                                           776,
+                                           1536,
+                                           3071,
+                                           3072,
+                                           3073,
+                                           3072 + 384 + 8 + 1,
+                                           24575,
+                                           24576,
+                                           24577,
+                                           24576 + 768,
+                                           24576 + 3072 + 384 + 7,
+                                           49152,
+                                           49152 + 8 + 3,
+                                           large.size() - 1}) {
       for (size_t offset : {size_t{0}, size_t{5}}) {
         const auto data = absl::MakeConstSpan(large).subspan(offset, size);
         ASSERT_EQ(ExtendCrc32cWith(impl, 0x12345678, data),

@@ -37,16 +37,16 @@ const std::array<GroupShifts, 3>& Shifts() {
   return *shifts;
 }
 
-__attribute__((target("sse4.2,pclmul"))) inline __m128i Multiply(uint64_t state,
-                                                                 uint64_t by) {
+__attribute__((target("sse4.2,pclmul"))) inline __m128i Multiply(uint64_t state, uint64_t by) {
   return _mm_clmulepi64_si128(_mm_cvtsi64_si128(static_cast<int64_t>(state)),
                               _mm_cvtsi64_si128(static_cast<int64_t>(by)), 0x00);
 }
 
 // One group: six streams over six consecutive blocks, joined.
 template <size_t kBlock>
-__attribute__((target("sse4.2,pclmul"))) inline uint32_t SixBlocks(
-    uint32_t crc, const uint8_t* data, const GroupShifts& shifts) {
+__attribute__((target("sse4.2,pclmul"))) inline uint32_t SixBlocks(uint32_t crc,
+                                                                   const uint8_t* data,
+                                                                   const GroupShifts& shifts) {
   uint64_t c0 = crc, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
   for (size_t i = 0; i < kBlock; i += 8) {
     uint64_t w[kStreams];
@@ -63,15 +63,13 @@ __attribute__((target("sse4.2,pclmul"))) inline uint32_t SixBlocks(
   sum = _mm_xor_si128(sum, Multiply(c2, shifts.by[2]));
   sum = _mm_xor_si128(sum, Multiply(c3, shifts.by[3]));
   sum = _mm_xor_si128(sum, Multiply(c4, shifts.by[4]));
-  return static_cast<uint32_t>(
-             _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(sum)))) ^
+  return static_cast<uint32_t>(_mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(sum)))) ^
          static_cast<uint32_t>(c5);
 }
 
 // Every whole group of six blocks of kBlock bytes at the front of the buffer.
 template <size_t kBlock>
-__attribute__((target("sse4.2,pclmul"))) inline void Groups(uint32_t& crc,
-                                                            const uint8_t*& data,
+__attribute__((target("sse4.2,pclmul"))) inline void Groups(uint32_t& crc, const uint8_t*& data,
                                                             size_t& size,
                                                             const GroupShifts& shifts) {
   for (; size >= kStreams * kBlock; data += kStreams * kBlock, size -= kStreams * kBlock) {
@@ -81,8 +79,7 @@ __attribute__((target("sse4.2,pclmul"))) inline void Groups(uint32_t& crc,
 
 }  // namespace
 
-__attribute__((target("sse4.2,pclmul"))) uint32_t ExtendX86Pclmul(uint32_t crc,
-                                                                  const uint8_t* data,
+__attribute__((target("sse4.2,pclmul"))) uint32_t ExtendX86Pclmul(uint32_t crc, const uint8_t* data,
                                                                   size_t size) {
   const std::array<GroupShifts, 3>& shifts = Shifts();
   uint32_t c = ~crc;

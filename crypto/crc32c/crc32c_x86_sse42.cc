@@ -11,8 +11,7 @@ namespace {
 // `crc32` has a latency of 3 cycles and a throughput of 1: one stream folds 8 bytes
 // per 3 cycles, three independent streams 24. So a buffer is taken three blocks at a
 // time, one stream each, and the streams are joined (crc32c_shift.h).
-__attribute__((target("sse4.2"))) inline uint32_t ThreeBlocks(uint32_t crc,
-                                                              const uint8_t* data,
+__attribute__((target("sse4.2"))) inline uint32_t ThreeBlocks(uint32_t crc, const uint8_t* data,
                                                               size_t block,
                                                               const Crc32cShift& shift) {
   uint64_t c0 = crc, c1 = 0, c2 = 0;
@@ -31,9 +30,8 @@ __attribute__((target("sse4.2"))) inline uint32_t ThreeBlocks(uint32_t crc,
 
 }  // namespace
 
-__attribute__((target("sse4.2"))) uint32_t ExtendX86Sse42(uint32_t crc,
-                                                           const uint8_t* data,
-                                                           size_t size) {
+__attribute__((target("sse4.2"))) uint32_t ExtendX86Sse42(uint32_t crc, const uint8_t* data,
+                                                          size_t size) {
   uint32_t c = ~crc;
   for (; size >= 3 * kLongBlock; data += 3 * kLongBlock, size -= 3 * kLongBlock) {
     c = ThreeBlocks(c, data, kLongBlock, LongShift());

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 #if defined(__x86_64__)
@@ -25,22 +25,15 @@ namespace {
 
 // Each feature's name and its field, one table for printing and for hiding.
 const std::vector<std::pair<const char*, bool CpuFeatures::*>>& FeatureTable() {
-  static const auto* table =
-      new std::vector<std::pair<const char*, bool CpuFeatures::*>>{
-          {"aesni", &CpuFeatures::x86_aesni},
-          {"pclmulqdq", &CpuFeatures::x86_pclmulqdq},
-          {"avx", &CpuFeatures::x86_avx},
-          {"avx2", &CpuFeatures::x86_avx2},
-          {"vaes", &CpuFeatures::x86_vaes},
-          {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq},
-          {"avx512", &CpuFeatures::x86_avx512},
-          {"sse42", &CpuFeatures::x86_sse42},
-          {"aes", &CpuFeatures::arm_aes},
-          {"pmull", &CpuFeatures::arm_pmull},
-          {"sha3", &CpuFeatures::arm_sha3},
-          {"neon", &CpuFeatures::arm_neon},
-          {"crc32", &CpuFeatures::arm_crc32},
-      };
+  static const auto* table = new std::vector<std::pair<const char*, bool CpuFeatures::*>>{
+      {"aesni", &CpuFeatures::x86_aesni},   {"pclmulqdq", &CpuFeatures::x86_pclmulqdq},
+      {"avx", &CpuFeatures::x86_avx},       {"avx2", &CpuFeatures::x86_avx2},
+      {"vaes", &CpuFeatures::x86_vaes},     {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq},
+      {"avx512", &CpuFeatures::x86_avx512}, {"sse42", &CpuFeatures::x86_sse42},
+      {"aes", &CpuFeatures::arm_aes},       {"pmull", &CpuFeatures::arm_pmull},
+      {"sha3", &CpuFeatures::arm_sha3},     {"neon", &CpuFeatures::arm_neon},
+      {"crc32", &CpuFeatures::arm_crc32},
+  };
   return *table;
 }
 
@@ -101,8 +94,8 @@ CpuFeatures DetectCpuFeatures() {
     const bool osxsave = (ecx >> 27) & 1;
     const bool avx = (ecx >> 28) & 1;
     const uint64_t xcr0 = osxsave ? ReadXcr0() : 0;
-    const bool os_ymm = (xcr0 & 0x6) == 0x6;      // XMM and YMM state
-    const bool os_zmm = (xcr0 & 0xe6) == 0xe6;    // plus opmask and ZMM state
+    const bool os_ymm = (xcr0 & 0x6) == 0x6;    // XMM and YMM state
+    const bool os_zmm = (xcr0 & 0xe6) == 0xe6;  // plus opmask and ZMM state
     f.x86_avx = avx && os_ymm;
     if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
       f.x86_avx2 = f.x86_avx && ((ebx >> 5) & 1);

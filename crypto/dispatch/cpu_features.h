@@ -13,18 +13,18 @@ struct CpuFeatures {
   // x86-64 (cpuid, with XGETBV for the OS-enabled register state).
   bool x86_aesni = false;
   bool x86_pclmulqdq = false;
-  bool x86_avx = false;      // and the OS saves YMM state
+  bool x86_avx = false;  // and the OS saves YMM state
   bool x86_avx2 = false;
   bool x86_vaes = false;
   bool x86_vpclmulqdq = false;
-  bool x86_avx512 = false;   // F + BW + VL, and the OS saves ZMM state
-  bool x86_sse42 = false;    // the `crc32` instruction (CRC32C)
+  bool x86_avx512 = false;  // F + BW + VL, and the OS saves ZMM state
+  bool x86_sse42 = false;   // the `crc32` instruction (CRC32C)
   // AArch64 (getauxval(AT_HWCAP)).
   bool arm_aes = false;
   bool arm_pmull = false;
   bool arm_sha3 = false;
   bool arm_neon = false;
-  bool arm_crc32 = false;    // the CRC32 instructions (CRC32C)
+  bool arm_crc32 = false;  // the CRC32 instructions (CRC32C)
 
   // Space-separated names of the features present, e.g. "aesni pclmulqdq avx2".
   std::string ToString() const;

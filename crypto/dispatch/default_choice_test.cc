@@ -30,18 +30,14 @@ namespace {
 // for that feature (the target attribute); the assembler wants the same on AArch64.
 #if defined(__aarch64__)
 void ProbeNeon() { asm volatile("add v0.16b, v0.16b, v0.16b" ::: "v0"); }
-__attribute__((target("+aes"))) void ProbeAes() {
-  asm volatile("aese v0.16b, v0.16b" ::: "v0");
-}
+__attribute__((target("+aes"))) void ProbeAes() { asm volatile("aese v0.16b, v0.16b" ::: "v0"); }
 __attribute__((target("+aes"))) void ProbePmull() {
   asm volatile("pmull v0.1q, v0.1d, v0.1d" ::: "v0");
 }
 __attribute__((target("arch=armv8.2-a+sha3"))) void ProbeSha3() {
   asm volatile("eor3 v0.16b, v0.16b, v0.16b, v0.16b" ::: "v0");
 }
-__attribute__((target("+crc"))) void ProbeCrc32() {
-  asm volatile("crc32cx w0, w0, x0" ::: "x0");
-}
+__attribute__((target("+crc"))) void ProbeCrc32() { asm volatile("crc32cx w0, w0, x0" ::: "x0"); }
 #elif defined(__x86_64__)
 void ProbeAesni() { asm volatile("aesenc %%xmm0, %%xmm0" ::: "xmm0"); }
 void ProbePclmulqdq() { asm volatile("pclmulqdq $0, %%xmm0, %%xmm0" ::: "xmm0"); }
@@ -49,14 +45,13 @@ void ProbeSse42() { asm volatile("crc32q %%rax, %%rax" ::: "rax"); }
 void ProbeAvx() { asm volatile("vxorps %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
 void ProbeAvx2() { asm volatile("vpaddd %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
 void ProbeVaes() { asm volatile("vaesenc %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
-void ProbeVpclmulqdq() {
-  asm volatile("vpclmulqdq $0, %%ymm0, %%ymm0, %%ymm0" ::: "xmm0");
-}
+void ProbeVpclmulqdq() { asm volatile("vpclmulqdq $0, %%ymm0, %%ymm0, %%ymm0" ::: "xmm0"); }
 // AVX-512 F (zmm), BW (byte ops) and VL (ymm16-31 through EVEX): all three count.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ProbeAvx512() {
   asm volatile(
       "vpxord %%zmm0, %%zmm0, %%zmm0\n"
-      "vpaddb %%ymm16, %%ymm16, %%ymm16" ::: "xmm0", "xmm16");
+      "vpaddb %%ymm16, %%ymm16, %%ymm16" ::
+          : "xmm0", "xmm16");
 }
 #endif
 
@@ -67,22 +62,19 @@ struct Feature {
 };
 
 const std::vector<Feature>& FeaturesOfThisArchitecture() {
-  static const auto* features = new std::vector<Feature>{
+  static const auto* features = new std::vector<Feature> {
 #if defined(__aarch64__)
-      {"neon", &CpuFeatures::arm_neon, ProbeNeon},
-      {"aes", &CpuFeatures::arm_aes, ProbeAes},
-      {"pmull", &CpuFeatures::arm_pmull, ProbePmull},
-      {"sha3", &CpuFeatures::arm_sha3, ProbeSha3},
-      {"crc32", &CpuFeatures::arm_crc32, ProbeCrc32},
+    {"neon", &CpuFeatures::arm_neon, ProbeNeon}, {"aes", &CpuFeatures::arm_aes, ProbeAes},
+        {"pmull", &CpuFeatures::arm_pmull, ProbePmull}, {"sha3", &CpuFeatures::arm_sha3, ProbeSha3},
+        {"crc32", &CpuFeatures::arm_crc32, ProbeCrc32},
 #elif defined(__x86_64__)
-      {"aesni", &CpuFeatures::x86_aesni, ProbeAesni},
-      {"pclmulqdq", &CpuFeatures::x86_pclmulqdq, ProbePclmulqdq},
-      {"avx", &CpuFeatures::x86_avx, ProbeAvx},
-      {"avx2", &CpuFeatures::x86_avx2, ProbeAvx2},
-      {"vaes", &CpuFeatures::x86_vaes, ProbeVaes},
-      {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq, ProbeVpclmulqdq},
-      {"avx512", &CpuFeatures::x86_avx512, ProbeAvx512},
-      {"sse42", &CpuFeatures::x86_sse42, ProbeSse42},
+    {"aesni", &CpuFeatures::x86_aesni, ProbeAesni},
+        {"pclmulqdq", &CpuFeatures::x86_pclmulqdq, ProbePclmulqdq},
+        {"avx", &CpuFeatures::x86_avx, ProbeAvx}, {"avx2", &CpuFeatures::x86_avx2, ProbeAvx2},
+        {"vaes", &CpuFeatures::x86_vaes, ProbeVaes},
+        {"vpclmulqdq", &CpuFeatures::x86_vpclmulqdq, ProbeVpclmulqdq},
+        {"avx512", &CpuFeatures::x86_avx512, ProbeAvx512},
+        {"sse42", &CpuFeatures::x86_sse42, ProbeSse42},
 #endif
   };
   return *features;
@@ -135,10 +127,8 @@ TEST_F(DefaultChoiceTest, HiddenFeaturesAndNoOthersAreMissing) {
   std::printf("hidden: %s\nreported: %s\n", absl::StrJoin(hidden, ",").c_str(),
               reported.ToString().c_str());
   for (const Feature& feature : FeaturesOfThisArchitecture()) {
-    const bool is_hidden =
-        std::find(hidden.begin(), hidden.end(), feature.name) != hidden.end();
-    EXPECT_EQ(reported.*feature.field, detected.*feature.field && !is_hidden)
-        << feature.name;
+    const bool is_hidden = std::find(hidden.begin(), hidden.end(), feature.name) != hidden.end();
+    EXPECT_EQ(reported.*feature.field, detected.*feature.field && !is_hidden) << feature.name;
   }
 }
 
@@ -156,8 +146,7 @@ TEST_F(DefaultChoiceTest, DefaultIsTheBestConstantTimeImplementationSupported) {
     absl::StatusOr<const kernel::Kernel*> kernel = SelectKernel(name);
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     if ((*kernel)->constant_time) {
-      EXPECT_EQ(name, (*chosen)->name)
-          << "a better constant-time implementation is supported here";
+      EXPECT_EQ(name, (*chosen)->name) << "a better constant-time implementation is supported here";
       break;
     }
   }

@@ -108,15 +108,15 @@ absl::StatusOr<const kernel::Kernel*> SelectKernel(absl::string_view name,
   }
   const Entry* entry = FindEntry(name);
   if (entry == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown AES-GCM ", source, " \"", name, "\"; built in: ",
-        absl::StrJoin(AllImplementations(), ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown AES-GCM ", source, " \"", name,
+                     "\"; built in: ", absl::StrJoin(AllImplementations(), ", ")));
   }
   if (!entry->capable(features)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "AES-GCM ", source, " \"", name, "\" needs CPU features this machine lacks",
-        " (has: ", features.ToString(), "); supported here: ",
-        absl::StrJoin(SupportedImplementations(features), ", ")));
+        " (has: ", features.ToString(),
+        "); supported here: ", absl::StrJoin(SupportedImplementations(features), ", ")));
   }
   return entry->kernel;
 }

@@ -39,12 +39,11 @@ class DispatchTest : public ::testing::Test {
 
 TEST_F(DispatchTest, EveryImplementationIsListedOnce) {
 #if defined(__aarch64__)
-  EXPECT_THAT(AllImplementations(), ElementsAre("armv8_ce_eor3", "armv8_ce",
-                                                "armv8_neon", "portable", "table"));
-#elif defined(__x86_64__)
   EXPECT_THAT(AllImplementations(),
-              ElementsAre("x86_vaes_avx512", "x86_vaes_avx2", "x86_aesni_avx", "x86_aesni",
-                          "portable", "table"));
+              ElementsAre("armv8_ce_eor3", "armv8_ce", "armv8_neon", "portable", "table"));
+#elif defined(__x86_64__)
+  EXPECT_THAT(AllImplementations(), ElementsAre("x86_vaes_avx512", "x86_vaes_avx2", "x86_aesni_avx",
+                                                "x86_aesni", "portable", "table"));
 #else
   EXPECT_THAT(AllImplementations(), ElementsAre("portable", "table"));
 #endif
@@ -67,14 +66,14 @@ CpuFeatures X86(bool aesni, bool pclmul, bool avx2, bool vaes, bool avx512) {
 // The x86-64 decision table, from cpuid (and XGETBV for the OS's AVX state).
 TEST_F(DispatchTest, X86DecisionTable) {
   ExpectDecisions({
-      {X86(true, true, true, true, true), "x86_vaes_avx512"},   // Ice Lake+, Zen 4
-      {X86(true, true, true, true, false), "x86_vaes_avx2"},    // Zen 3, Alder Lake
-      {X86(true, true, true, false, true), "x86_aesni_avx"},    // Skylake-SP
-      {X86(true, true, true, false, false), "x86_aesni_avx"},   // Haswell, Zen 2
-      {X86(true, true, false, false, false), "x86_aesni"},      // Westmere
-      {X86(true, false, false, false, false), "portable"},      // AES-NI alone
+      {X86(true, true, true, true, true), "x86_vaes_avx512"},  // Ice Lake+, Zen 4
+      {X86(true, true, true, true, false), "x86_vaes_avx2"},   // Zen 3, Alder Lake
+      {X86(true, true, true, false, true), "x86_aesni_avx"},   // Skylake-SP
+      {X86(true, true, true, false, false), "x86_aesni_avx"},  // Haswell, Zen 2
+      {X86(true, true, false, false, false), "x86_aesni"},     // Westmere
+      {X86(true, false, false, false, false), "portable"},     // AES-NI alone
       {X86(false, true, true, false, false), "portable"},
-      {X86(false, false, false, false, false), "portable"},     // qemu64
+      {X86(false, false, false, false, false), "portable"},  // qemu64
   });
   // VAES without VPCLMULQDQ, or without the OS saving YMM state, is not enough.
   CpuFeatures no_vpclmul = X86(true, true, true, true, false);
@@ -108,11 +107,11 @@ CpuFeatures Arm(bool aes, bool pmull, bool sha3, bool neon) {
 // The AArch64 decision table, from getauxval(AT_HWCAP)'s AES, PMULL and SHA3 bits.
 TEST_F(DispatchTest, Aarch64DecisionTable) {
   ExpectDecisions({
-      {Arm(true, true, true, true), "armv8_ce_eor3"},   // Neoverse N2/V1, Apple
-      {Arm(true, true, false, true), "armv8_ce"},       // Cortex-A53/A57/A72, N1
-      {Arm(true, false, true, true), "armv8_neon"},     // AES without PMULL
+      {Arm(true, true, true, true), "armv8_ce_eor3"},  // Neoverse N2/V1, Apple
+      {Arm(true, true, false, true), "armv8_ce"},      // Cortex-A53/A57/A72, N1
+      {Arm(true, false, true, true), "armv8_neon"},    // AES without PMULL
       {Arm(false, true, false, true), "armv8_neon"},
-      {Arm(false, false, false, true), "armv8_neon"},   // Raspberry Pi 4
+      {Arm(false, false, false, true), "armv8_neon"},  // Raspberry Pi 4
       {Arm(false, false, false, false), "portable"},
   });
 }

@@ -35,8 +35,7 @@ absl::StatusOr<std::vector<uint8_t>> UnaryInfo(absl::string_view tenant,
 absl::StatusOr<std::vector<uint8_t>> StreamInfo(absl::string_view tenant,
                                                 absl::string_view key_name,
                                                 absl::Span<const uint8_t> aad) {
-  absl::StatusOr<std::vector<uint8_t>> info =
-      LabelAndNames(kStreamLabel, tenant, key_name);
+  absl::StatusOr<std::vector<uint8_t>> info = LabelAndNames(kStreamLabel, tenant, key_name);
   if (!info.ok()) return info;
   AppendBigEndian64(aad.size(), *info);
   info->insert(info->end(), aad.begin(), aad.end());

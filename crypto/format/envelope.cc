@@ -58,13 +58,12 @@ absl::StatusOr<EnvelopeHeader> ParseEnvelopeHeader(absl::Span<const uint8_t> hea
   return parsed;
 }
 
-absl::StatusOr<EnvelopeHeader> NewEnvelopeHeader(
-    absl::Span<const uint8_t> sealed_data_key, uint32_t segment_bytes,
-    std::optional<SegmentNoncePrefix> nonce_prefix) {
+absl::StatusOr<EnvelopeHeader> NewEnvelopeHeader(absl::Span<const uint8_t> sealed_data_key,
+                                                 uint32_t segment_bytes,
+                                                 std::optional<SegmentNoncePrefix> nonce_prefix) {
   if (segment_bytes == 0) segment_bytes = kDefaultEnvelopeSegmentBytes;
   if (!ValidSegmentSize(segment_bytes)) {
-    return absl::InvalidArgumentError(
-        "segment size must be a power of two from 4 KiB to 4 MiB");
+    return absl::InvalidArgumentError("segment size must be a power of two from 4 KiB to 4 MiB");
   }
   if (sealed_data_key.size() < kMinSealedDataKeyBytes ||
       sealed_data_key.size() > kMaxSealedDataKeyBytes) {
@@ -86,8 +85,8 @@ absl::StatusOr<EnvelopeHeader> NewEnvelopeHeader(
   return ParseEnvelopeHeader(bytes);
 }
 
-absl::StatusOr<std::unique_ptr<SegmentSealer>> EnvelopeSealer(
-    absl::Span<const uint8_t> data_key, const EnvelopeHeader& header) {
+absl::StatusOr<std::unique_ptr<SegmentSealer>> EnvelopeSealer(absl::Span<const uint8_t> data_key,
+                                                              const EnvelopeHeader& header) {
   absl::StatusOr<std::unique_ptr<ExpandedKey>> key = DataKey(data_key);
   if (!key.ok()) return key.status();
   return std::make_unique<SegmentSealer>(*std::move(key), header.nonce_prefix,
@@ -95,8 +94,8 @@ absl::StatusOr<std::unique_ptr<SegmentSealer>> EnvelopeSealer(
                                          header.segment_bytes);
 }
 
-absl::StatusOr<std::unique_ptr<SegmentOpener>> EnvelopeOpener(
-    absl::Span<const uint8_t> data_key, const EnvelopeHeader& header) {
+absl::StatusOr<std::unique_ptr<SegmentOpener>> EnvelopeOpener(absl::Span<const uint8_t> data_key,
+                                                              const EnvelopeHeader& header) {
   absl::StatusOr<std::unique_ptr<ExpandedKey>> key = DataKey(data_key);
   if (!key.ok()) return key.status();
   return std::make_unique<SegmentOpener>(*std::move(key), header.nonce_prefix,

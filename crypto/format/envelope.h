@@ -52,10 +52,10 @@ absl::StatusOr<EnvelopeHeader> NewEnvelopeHeader(
     std::optional<SegmentNoncePrefix> nonce_prefix = std::nullopt);
 
 // The segment sealer and opener for `header` under `data_key` (16 or 32 bytes).
-absl::StatusOr<std::unique_ptr<SegmentSealer>> EnvelopeSealer(
-    absl::Span<const uint8_t> data_key, const EnvelopeHeader& header);
-absl::StatusOr<std::unique_ptr<SegmentOpener>> EnvelopeOpener(
-    absl::Span<const uint8_t> data_key, const EnvelopeHeader& header);
+absl::StatusOr<std::unique_ptr<SegmentSealer>> EnvelopeSealer(absl::Span<const uint8_t> data_key,
+                                                              const EnvelopeHeader& header);
+absl::StatusOr<std::unique_ptr<SegmentOpener>> EnvelopeOpener(absl::Span<const uint8_t> data_key,
+                                                              const EnvelopeHeader& header);
 
 }  // namespace sealbox::crypto
 

@@ -79,11 +79,11 @@ TEST(EnvelopeTest, RefusesBadHeaders) {
     bytes[at] = value;
     return bytes;
   };
-  EXPECT_FALSE(EnvelopeHeaderBytes(with(0, 0x02)).ok());       // a stream
-  EXPECT_FALSE(EnvelopeHeaderBytes(with(3, 0x30)).ok());       // not a power of two
-  EXPECT_FALSE(EnvelopeHeaderBytes(with(1, 0x01)).ok());       // 16 MiB segments
-  EXPECT_FALSE(EnvelopeHeaderBytes(with(13, 48)).ok());        // sealed key too short
-  EXPECT_FALSE(EnvelopeHeaderBytes(with(12, 0x04)).ok());      // sealed key over 1024
+  EXPECT_FALSE(EnvelopeHeaderBytes(with(0, 0x02)).ok());   // a stream
+  EXPECT_FALSE(EnvelopeHeaderBytes(with(3, 0x30)).ok());   // not a power of two
+  EXPECT_FALSE(EnvelopeHeaderBytes(with(1, 0x01)).ok());   // 16 MiB segments
+  EXPECT_FALSE(EnvelopeHeaderBytes(with(13, 48)).ok());    // sealed key too short
+  EXPECT_FALSE(EnvelopeHeaderBytes(with(12, 0x04)).ok());  // sealed key over 1024
   EXPECT_FALSE(EnvelopeHeaderBytes(absl::MakeSpan(good->bytes).first(13)).ok());
   EXPECT_FALSE(ParseEnvelopeHeader(absl::MakeSpan(good->bytes).first(94)).ok());
   EXPECT_FALSE(NewEnvelopeHeader(Sequence(48), 4096).ok());

@@ -15,8 +15,7 @@ EpochId RandomEpochId() {
 
 }  // namespace
 
-SealingEpoch::SealingEpoch(std::shared_ptr<const SecretBytes> material,
-                           KeyContext context)
+SealingEpoch::SealingEpoch(std::shared_ptr<const SecretBytes> material, KeyContext context)
     : material_(std::move(material)), context_(std::move(context)) {}
 
 absl::StatusOr<std::shared_ptr<EpochSubkey>> SealingEpoch::Current() {
@@ -31,10 +30,9 @@ absl::StatusOr<std::shared_ptr<EpochSubkey>> SealingEpoch::Current() {
   // Another sealer may have derived it while this one waited.
   if (current_ == nullptr || current_->NearlyExhausted()) {
     absl::StatusOr<std::unique_ptr<EpochSubkey>> fresh =
-        first_counter_ == 0
-            ? EpochSubkey::DeriveNewEpoch(material_->span(), context_)
-            : EpochSubkey::DeriveForTesting(material_->span(), context_,
-                                            RandomEpochId(), first_counter_);
+        first_counter_ == 0 ? EpochSubkey::DeriveNewEpoch(material_->span(), context_)
+                            : EpochSubkey::DeriveForTesting(material_->span(), context_,
+                                                            RandomEpochId(), first_counter_);
     if (!fresh.ok()) return fresh.status();
     // The one it replaces lives on in the sealers that still hold it.
     current_ = *std::move(fresh);
@@ -43,8 +41,7 @@ absl::StatusOr<std::shared_ptr<EpochSubkey>> SealingEpoch::Current() {
   return current_;
 }
 
-std::shared_ptr<const EpochSubkey> SealingEpoch::CurrentIf(
-    const EpochId& epoch_id) const {
+std::shared_ptr<const EpochSubkey> SealingEpoch::CurrentIf(const EpochId& epoch_id) const {
   absl::ReaderMutexLock lock(&mutex_);
   if (current_ == nullptr || current_->epoch_id() != epoch_id) return nullptr;
   MarkUsed();
@@ -65,8 +62,7 @@ bool SealingEpoch::warm() const {
 }
 
 absl::StatusOr<std::shared_ptr<const EpochSubkey>> EpochCache::Get(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    const EpochId& epoch_id) {
+    absl::Span<const uint8_t> material, const KeyContext& context, const EpochId& epoch_id) {
   Entry entry{context.tenant, context.key_name, context.version, epoch_id};
   {
     absl::MutexLock lock(&mutex_);

@@ -14,10 +14,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
-#include "crypto/secret/secret_bytes.h"
+#include "absl/types/span.h"
 #include "crypto/format/unary.h"
+#include "crypto/secret/secret_bytes.h"
 
 namespace sealbox::crypto {
 
@@ -29,8 +29,7 @@ namespace sealbox::crypto {
 // derivation and drop take it exclusively.
 class SealingEpoch {
  public:
-  SealingEpoch(std::shared_ptr<const SecretBytes> material,
-               KeyContext context);
+  SealingEpoch(std::shared_ptr<const SecretBytes> material, KeyContext context);
 
   // The epoch to seal with now, derived if there is none yet (first use, or after a
   // drop) or the current one is nearly exhausted. Counts as use.
@@ -82,9 +81,9 @@ class EpochCache {
  public:
   explicit EpochCache(size_t capacity) : capacity_(capacity) {}
 
-  absl::StatusOr<std::shared_ptr<const EpochSubkey>> Get(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      const EpochId& epoch_id);
+  absl::StatusOr<std::shared_ptr<const EpochSubkey>> Get(absl::Span<const uint8_t> material,
+                                                         const KeyContext& context,
+                                                         const EpochId& epoch_id);
 
  private:
   using Entry = std::tuple<std::string, std::string, uint32_t, EpochId>;

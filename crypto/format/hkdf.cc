@@ -21,8 +21,8 @@ const uint8_t* NonNull(absl::Span<const uint8_t> bytes) {
 absl::Status HmacSha256(absl::Span<const uint8_t> key, absl::Span<const uint8_t> data,
                         uint8_t out[kHashBytes]) {
   unsigned int out_len = 0;
-  if (HMAC(EVP_sha256(), NonNull(key), static_cast<int>(key.size()), NonNull(data),
-           data.size(), out, &out_len) == nullptr ||
+  if (HMAC(EVP_sha256(), NonNull(key), static_cast<int>(key.size()), NonNull(data), data.size(),
+           out, &out_len) == nullptr ||
       out_len != kHashBytes) {
     return absl::InternalError("HMAC-SHA256 failed");
   }

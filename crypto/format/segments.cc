@@ -43,9 +43,7 @@ void ReservePlaintext(size_t n, Output& out) {
   out.swap(grown);
 }
 
-absl::Status SealerDone() {
-  return absl::FailedPreconditionError("already finished or failed");
-}
+absl::Status SealerDone() { return absl::FailedPreconditionError("already finished or failed"); }
 
 }  // namespace
 
@@ -57,8 +55,7 @@ bool ValidSegmentSize(uint32_t bytes) {
 // ---------------------------------------------------------------------------------
 // Sealer
 
-SegmentSealer::SegmentSealer(std::unique_ptr<ExpandedKey> key,
-                             const SegmentNoncePrefix& prefix,
+SegmentSealer::SegmentSealer(std::unique_ptr<ExpandedKey> key, const SegmentNoncePrefix& prefix,
                              absl::Span<const uint8_t> aad, uint32_t segment_bytes)
     : key_(std::move(key)),
       prefix_(prefix),
@@ -66,16 +63,14 @@ SegmentSealer::SegmentSealer(std::unique_ptr<ExpandedKey> key,
       plaintext_(segment_bytes) {}
 
 template <typename Output>
-absl::Status SegmentSealer::Seal(absl::Span<const uint8_t> segment, bool last,
-                                 Output& out) {
+absl::Status SegmentSealer::Seal(absl::Span<const uint8_t> segment, bool last, Output& out) {
   if (!IndexFits(next_index_, last)) {
     return absl::ResourceExhaustedError("longer than 2^32 segments");
   }
   const size_t at = out.size();
   const absl::Span<uint8_t> sealed = Grow(out, segment.size() + kTagBytes);
-  const absl::Status status =
-      key_->Seal(SegmentNonce(prefix_, next_index_, last), aad_, segment,
-                 sealed.first(segment.size()), sealed.last(kTagBytes));
+  const absl::Status status = key_->Seal(SegmentNonce(prefix_, next_index_, last), aad_, segment,
+                                         sealed.first(segment.size()), sealed.last(kTagBytes));
   if (!status.ok()) {
     out.resize(at);
     return status;
@@ -123,8 +118,7 @@ absl::Status SegmentSealer::Finish(Output& out) {
 // ---------------------------------------------------------------------------------
 // Opener
 
-SegmentOpener::SegmentOpener(std::unique_ptr<ExpandedKey> key,
-                             const SegmentNoncePrefix& prefix,
+SegmentOpener::SegmentOpener(std::unique_ptr<ExpandedKey> key, const SegmentNoncePrefix& prefix,
                              absl::Span<const uint8_t> aad, uint32_t segment_bytes)
     : key_(std::move(key)),
       prefix_(prefix),
@@ -136,8 +130,7 @@ SegmentOpener::SegmentOpener(std::unique_ptr<ExpandedKey> key,
 // Verifies one segment and only then appends its plaintext to `out`: decrypted
 // straight into place, since Open wipes its output when the tag does not verify.
 template <typename Output>
-absl::Status SegmentOpener::Open(absl::Span<const uint8_t> segment, bool last,
-                                 Output& out) {
+absl::Status SegmentOpener::Open(absl::Span<const uint8_t> segment, bool last, Output& out) {
   if (segment.size() < kTagBytes || !IndexFits(next_index_, last)) {
     return DecryptionFailedError();
   }

@@ -29,14 +29,15 @@ SegmentNoncePrefix PrefixOf(absl::Span<const uint8_t> header) {
 }
 
 // The stream key from the header's salt; info binds tenant, key name and caller AAD.
-absl::StatusOr<std::unique_ptr<ExpandedKey>> StreamKey(
-    absl::Span<const uint8_t> material, absl::string_view tenant,
-    absl::string_view key_name, absl::Span<const uint8_t> aad,
-    absl::Span<const uint8_t> header) {
+absl::StatusOr<std::unique_ptr<ExpandedKey>> StreamKey(absl::Span<const uint8_t> material,
+                                                       absl::string_view tenant,
+                                                       absl::string_view key_name,
+                                                       absl::Span<const uint8_t> aad,
+                                                       absl::Span<const uint8_t> header) {
   absl::StatusOr<std::vector<uint8_t>> info = StreamInfo(tenant, key_name, aad);
   if (!info.ok()) return info.status();
-  absl::StatusOr<SecretBytes> key = DeriveSubkey(
-      material, header.subspan(kSaltOffset, kStreamSaltBytes), *info);
+  absl::StatusOr<SecretBytes> key =
+      DeriveSubkey(material, header.subspan(kSaltOffset, kStreamSaltBytes), *info);
   if (!key.ok()) return key.status();
   return ExpandedKey::Create(key->span());
 }
@@ -72,32 +73,28 @@ struct StreamSealer::State {
 };
 
 absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::Create(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    absl::Span<const uint8_t> aad, uint32_t segment_bytes) {
+    absl::Span<const uint8_t> material, const KeyContext& context, absl::Span<const uint8_t> aad,
+    uint32_t segment_bytes) {
   StreamSalt salt;
   StreamNoncePrefix prefix;
-  if (RAND_bytes(salt.data(), salt.size()) != 1 ||
-      RAND_bytes(prefix.data(), prefix.size()) != 1) {
+  if (RAND_bytes(salt.data(), salt.size()) != 1 || RAND_bytes(prefix.data(), prefix.size()) != 1) {
     return absl::InternalError("RAND_bytes failed");
   }
   return CreateWith(material, context, aad, segment_bytes, salt, prefix);
 }
 
 absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::CreateForTesting(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    absl::Span<const uint8_t> aad, uint32_t segment_bytes, const StreamSalt& salt,
-    const StreamNoncePrefix& nonce_prefix) {
+    absl::Span<const uint8_t> material, const KeyContext& context, absl::Span<const uint8_t> aad,
+    uint32_t segment_bytes, const StreamSalt& salt, const StreamNoncePrefix& nonce_prefix) {
   return CreateWith(material, context, aad, segment_bytes, salt, nonce_prefix);
 }
 
 absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::CreateWith(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    absl::Span<const uint8_t> aad, uint32_t segment_bytes, const StreamSalt& salt,
-    const StreamNoncePrefix& nonce_prefix) {
+    absl::Span<const uint8_t> material, const KeyContext& context, absl::Span<const uint8_t> aad,
+    uint32_t segment_bytes, const StreamSalt& salt, const StreamNoncePrefix& nonce_prefix) {
   if (segment_bytes == 0) segment_bytes = kDefaultSegmentBytes;
   if (!ValidSegmentSize(segment_bytes)) {
-    return absl::InvalidArgumentError(
-        "segment size must be a power of two from 4 KiB to 4 MiB");
+    return absl::InvalidArgumentError("segment size must be a power of two from 4 KiB to 4 MiB");
   }
   auto state = std::make_unique<State>();
   state->header[0] = kStreamFormatV1;
@@ -109,8 +106,8 @@ absl::StatusOr<std::unique_ptr<StreamSealer>> StreamSealer::CreateWith(
   absl::StatusOr<std::unique_ptr<ExpandedKey>> key =
       StreamKey(material, context.tenant, context.key_name, aad, state->header);
   if (!key.ok()) return key.status();
-  state->segments = std::make_unique<SegmentSealer>(*std::move(key), nonce_prefix,
-                                                    state->header, segment_bytes);
+  state->segments =
+      std::make_unique<SegmentSealer>(*std::move(key), nonce_prefix, state->header, segment_bytes);
   std::unique_ptr<StreamSealer> sealer(new StreamSealer());
   sealer->state_ = std::move(state);
   return sealer;
@@ -142,7 +139,7 @@ struct StreamOpener::State {
   std::vector<uint8_t> header;  // gathered until kStreamHeaderBytes long
   StreamHeader parsed;
   std::unique_ptr<SegmentOpener> segments;  // set once the header is complete
-  absl::Status error;  // sticky: a failure before the segments
+  absl::Status error;                       // sticky: a failure before the segments
 
   absl::Status StartStream() {
     absl::StatusOr<StreamHeader> p = ParseStreamHeader(header);

@@ -16,8 +16,8 @@
 #define SEALBOX_CRYPTO_FORMAT_STREAM_H_
 
 #include <array>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,17 +57,17 @@ class StreamSealer {
  public:
   // segment_bytes: a power of two in [kMinSegmentBytes, kMaxSegmentBytes], or 0 for
   // the default. Draws a fresh random salt and nonce prefix.
-  static absl::StatusOr<std::unique_ptr<StreamSealer>> Create(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      absl::Span<const uint8_t> aad, uint32_t segment_bytes);
+  static absl::StatusOr<std::unique_ptr<StreamSealer>> Create(absl::Span<const uint8_t> material,
+                                                              const KeyContext& context,
+                                                              absl::Span<const uint8_t> aad,
+                                                              uint32_t segment_bytes);
 
   // Create() with a given salt and nonce prefix: only for tests and the worked
   // examples in docs/FORMAT.md. Repeating a salt and prefix under one key repeats
   // nonces, which breaks GCM completely.
   static absl::StatusOr<std::unique_ptr<StreamSealer>> CreateForTesting(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      absl::Span<const uint8_t> aad, uint32_t segment_bytes, const StreamSalt& salt,
-      const StreamNoncePrefix& nonce_prefix);
+      absl::Span<const uint8_t> material, const KeyContext& context, absl::Span<const uint8_t> aad,
+      uint32_t segment_bytes, const StreamSalt& salt, const StreamNoncePrefix& nonce_prefix);
 
   // Appends to `out` the header (first call only) and every segment completed by
   // `chunk`. A full segment is never the last one (the last always holds fewer than
@@ -88,9 +88,8 @@ class StreamSealer {
  private:
   StreamSealer() = default;
   static absl::StatusOr<std::unique_ptr<StreamSealer>> CreateWith(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      absl::Span<const uint8_t> aad, uint32_t segment_bytes, const StreamSalt& salt,
-      const StreamNoncePrefix& nonce_prefix);
+      absl::Span<const uint8_t> material, const KeyContext& context, absl::Span<const uint8_t> aad,
+      uint32_t segment_bytes, const StreamSalt& salt, const StreamNoncePrefix& nonce_prefix);
   struct State;
   std::unique_ptr<State> state_;
 };
@@ -102,8 +101,7 @@ class StreamOpener {
   // `material_for_version` is called once, when the header has arrived, to get the
   // key material of the version it names (or an error such as FAILED_PRECONDITION
   // for a disabled version, which is passed through).
-  using MaterialLookup =
-      std::function<absl::StatusOr<SecretBytes>(uint32_t key_version)>;
+  using MaterialLookup = std::function<absl::StatusOr<SecretBytes>(uint32_t key_version)>;
 
   static std::unique_ptr<StreamOpener> Create(const std::string& tenant,
                                               const std::string& key_name,

@@ -26,8 +26,8 @@ const Bytes kMaterial = Sequence(32);
 const Bytes kAad = FromString("record-42");
 
 // Splits `data` into chunks of random sizes from 1 to `max_chunk`.
-std::vector<absl::Span<const uint8_t>> Chunks(absl::Span<const uint8_t> data,
-                                              std::mt19937_64& rng, size_t max_chunk) {
+std::vector<absl::Span<const uint8_t>> Chunks(absl::Span<const uint8_t> data, std::mt19937_64& rng,
+                                              size_t max_chunk) {
   std::vector<absl::Span<const uint8_t>> chunks;
   while (!data.empty()) {
     size_t n = std::min<size_t>(data.size(), 1 + rng() % max_chunk);
@@ -96,14 +96,12 @@ void ExpectFails(const Bytes& ciphertext, std::mt19937_64& rng, const char* what
 
 TEST(StreamTest, RoundTripInRandomChunks) {
   std::mt19937_64 rng(1);
-  for (size_t size : {size_t{0}, size_t{1}, S - 1, S, S + 1, 3 * S,
-                      size_t(rng() % (5 * S))}) {
+  for (size_t size : {size_t{0}, size_t{1}, S - 1, S, S + 1, 3 * S, size_t(rng() % (5 * S))}) {
     for (int trial = 0; trial < 3; ++trial) {
       const Bytes plaintext = RandomBytes(rng, size);
       const Bytes sealed = Seal(plaintext, rng);
       // Every segment but a last one shorter than S is full: one encoding per length.
-      EXPECT_EQ(sealed.size(), kStreamHeaderBytes + (size / S) * kSealedSegment +
-                                   size % S + 16);
+      EXPECT_EQ(sealed.size(), kStreamHeaderBytes + (size / S) * kSealedSegment + size % S + 16);
       Opened opened = Open(sealed, rng);
       ASSERT_TRUE(opened.status.ok()) << size << ": " << opened.status;
       EXPECT_EQ(opened.plaintext, plaintext) << size;
@@ -115,8 +113,7 @@ TEST(StreamTest, HeaderLayout) {
   std::mt19937_64 rng(2);
   const Bytes sealed = Seal(Sequence(10), rng);
   EXPECT_EQ(sealed[0], kStreamFormatV1);
-  EXPECT_EQ(Bytes(sealed.begin() + 1, sealed.begin() + 9),
-            (Bytes{0, 0, 0, 3, 0, 0, 0x10, 0}));
+  EXPECT_EQ(Bytes(sealed.begin() + 1, sealed.begin() + 9), (Bytes{0, 0, 0, 3, 0, 0, 0x10, 0}));
   absl::StatusOr<StreamHeader> header = ParseStreamHeader(sealed);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->key_version, 3u);
@@ -182,8 +179,8 @@ TEST(StreamTest, TrailingDataFails) {
   for (size_t size : {size_t{0}, S - 1, S}) {
     const Bytes sealed = Seal(Sequence(size), rng);
     const Bytes last = Segments(sealed).back();
-    for (const Bytes& extra : {Bytes(1, 0), Bytes(16, 0), Bytes(kSealedSegment, 0),
-                               RandomBytes(rng, 3 * S), last}) {
+    for (const Bytes& extra :
+         {Bytes(1, 0), Bytes(16, 0), Bytes(kSealedSegment, 0), RandomBytes(rng, 3 * S), last}) {
       Bytes longer = sealed;
       longer.insert(longer.end(), extra.begin(), extra.end());
       ExpectFails(longer, rng, "data after the last segment");
@@ -217,13 +214,13 @@ TEST(StreamTest, WrongContextFails) {
   std::mt19937_64 rng(9);
   const Bytes sealed = Seal(Sequence(100), rng);
   EXPECT_TRUE(Open(sealed, rng).status.ok());
-  EXPECT_TRUE(IsDecryptionFailure(
-      Open(sealed, rng, "demo", "default", FromString("record-43")).status));
+  EXPECT_TRUE(
+      IsDecryptionFailure(Open(sealed, rng, "demo", "default", FromString("record-43")).status));
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo", "default", {}).status));
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo2", "default").status));
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo", "default2").status));
-  EXPECT_TRUE(IsDecryptionFailure(
-      Open(sealed, rng, "demo", "default", kAad, Sequence(32, 1)).status));
+  EXPECT_TRUE(
+      IsDecryptionFailure(Open(sealed, rng, "demo", "default", kAad, Sequence(32, 1)).status));
 }
 
 TEST(StreamTest, SealerRejectsBadSegmentSizes) {
@@ -278,8 +275,7 @@ TEST(StreamTest, NothingAfterFinish) {
 
   auto sealer = StreamSealer::Create(kMaterial, kContext, kAad, S);
   ASSERT_TRUE((*sealer)->Finish(out).ok());
-  EXPECT_EQ((*sealer)->Update(Bytes(1), out).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*sealer)->Update(Bytes(1), out).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ((*sealer)->Finish(out).code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -289,8 +285,7 @@ template <typename Output>
 Bytes SealInto(absl::Span<const uint8_t> plaintext, size_t chunk_bytes) {
   const StreamSalt salt{1, 2, 3};
   const StreamNoncePrefix prefix{4, 5, 6};
-  auto sealer =
-      StreamSealer::CreateForTesting(kMaterial, kContext, kAad, S, salt, prefix);
+  auto sealer = StreamSealer::CreateForTesting(kMaterial, kContext, kAad, S, salt, prefix);
   EXPECT_TRUE(sealer.ok()) << sealer.status();
   Output out;
   for (size_t at = 0; at < plaintext.size(); at += chunk_bytes) {
@@ -302,11 +297,9 @@ Bytes SealInto(absl::Span<const uint8_t> plaintext, size_t chunk_bytes) {
 
 template <typename Output>
 Bytes OpenInto(absl::Span<const uint8_t> sealed, size_t chunk_bytes) {
-  auto opener = StreamOpener::Create(kContext.tenant, kContext.key_name, kAad,
-                                     [](uint32_t) {
-                                       return absl::StatusOr<SecretBytes>(
-                                           SecretBytes(kMaterial));
-                                     });
+  auto opener = StreamOpener::Create(kContext.tenant, kContext.key_name, kAad, [](uint32_t) {
+    return absl::StatusOr<SecretBytes>(SecretBytes(kMaterial));
+  });
   Output out;
   for (size_t at = 0; at < sealed.size(); at += chunk_bytes) {
     EXPECT_TRUE(opener->Update(sealed.subspan(at, chunk_bytes), out).ok());
@@ -332,8 +325,7 @@ TEST(StreamTest, Aes128Material) {
   std::mt19937_64 rng(13);
   const Bytes material = Sequence(16);
   const Bytes plaintext = RandomBytes(rng, 2 * S + 3);
-  Opened opened =
-      Open(Seal(plaintext, rng, material), rng, "demo", "default", kAad, material);
+  Opened opened = Open(Seal(plaintext, rng, material), rng, "demo", "default", kAad, material);
   ASSERT_TRUE(opened.status.ok()) << opened.status;
   EXPECT_EQ(opened.plaintext, plaintext);
   EXPECT_FALSE(StreamSealer::Create(Sequence(24), kContext, {}, S).ok());

@@ -17,13 +17,11 @@ using Bytes = std::vector<uint8_t>;
 
 inline Bytes FromString(absl::string_view s) { return Bytes(s.begin(), s.end()); }
 
-inline Bytes FromHex(absl::string_view hex) {
-  return FromString(absl::HexStringToBytes(hex));
-}
+inline Bytes FromHex(absl::string_view hex) { return FromString(absl::HexStringToBytes(hex)); }
 
 inline std::string Hex(absl::Span<const uint8_t> bytes) {
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 // first, first + 1, ..., wrapping at 256.

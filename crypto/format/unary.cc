@@ -24,8 +24,7 @@ constexpr size_t kTagBytes = 16;
 
 // The header is authenticated as it stands, and the caller's AAD is length-prefixed
 // so no other split of header and AAD gives the same GCM input.
-std::vector<uint8_t> GcmAad(absl::Span<const uint8_t> header,
-                            absl::Span<const uint8_t> aad) {
+std::vector<uint8_t> GcmAad(absl::Span<const uint8_t> header, absl::Span<const uint8_t> aad) {
   std::vector<uint8_t> gcm_aad(header.begin(), header.end());
   gcm_aad.reserve(header.size() + 8 + aad.size());
   AppendBigEndian64(aad.size(), gcm_aad);
@@ -45,18 +44,16 @@ absl::StatusOr<UnaryHeader> ParseUnaryHeader(absl::Span<const uint8_t> ciphertex
   return header;
 }
 
-absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::Derive(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    const EpochId& epoch_id) {
-  absl::StatusOr<std::vector<uint8_t>> info =
-      UnaryInfo(context.tenant, context.key_name);
+absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::Derive(absl::Span<const uint8_t> material,
+                                                                 const KeyContext& context,
+                                                                 const EpochId& epoch_id) {
+  absl::StatusOr<std::vector<uint8_t>> info = UnaryInfo(context.tenant, context.key_name);
   if (!info.ok()) return info.status();
   absl::StatusOr<SecretBytes> subkey = DeriveSubkey(material, epoch_id, *info);
   if (!subkey.ok()) return subkey.status();
   absl::StatusOr<std::unique_ptr<ExpandedKey>> key = ExpandedKey::Create(subkey->span());
   if (!key.ok()) return key.status();
-  return std::unique_ptr<EpochSubkey>(
-      new EpochSubkey(*std::move(key), context.version, epoch_id));
+  return std::unique_ptr<EpochSubkey>(new EpochSubkey(*std::move(key), context.version, epoch_id));
 }
 
 absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveNewEpoch(
@@ -69,10 +66,9 @@ absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveNewEpoch(
 }
 
 absl::StatusOr<std::unique_ptr<EpochSubkey>> EpochSubkey::DeriveForTesting(
-    absl::Span<const uint8_t> material, const KeyContext& context,
-    const EpochId& epoch_id, uint64_t next_counter) {
-  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey =
-      Derive(material, context, epoch_id);
+    absl::Span<const uint8_t> material, const KeyContext& context, const EpochId& epoch_id,
+    uint64_t next_counter) {
+  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey = Derive(material, context, epoch_id);
   if (subkey.ok()) (*subkey)->next_counter_.store(next_counter);
   return subkey;
 }
@@ -96,16 +92,15 @@ absl::StatusOr<Output> EpochSubkey::Seal(absl::Span<const uint8_t> plaintext,
   std::copy(epoch_id_.begin(), epoch_id_.end(), &all[kEpochIdOffset]);
   StoreBigEndian64(counter, &all[kNonceOffset + 4]);  // the first 4 nonce bytes stay zero
 
-  const absl::Status status =
-      key_->Seal(all.subspan(kNonceOffset, kUnaryNonceBytes),
-                 GcmAad(all.first(kUnaryHeaderBytes), aad), plaintext,
-                 all.subspan(kUnaryHeaderBytes, plaintext.size()), all.last(kTagBytes));
+  const absl::Status status = key_->Seal(
+      all.subspan(kNonceOffset, kUnaryNonceBytes), GcmAad(all.first(kUnaryHeaderBytes), aad),
+      plaintext, all.subspan(kUnaryHeaderBytes, plaintext.size()), all.last(kTagBytes));
   if (!status.ok()) return status;
   return out;
 }
 
-absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(
-    absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> aad) const {
+absl::StatusOr<std::vector<uint8_t>> EpochSubkey::Open(absl::Span<const uint8_t> ciphertext,
+                                                       absl::Span<const uint8_t> aad) const {
   std::vector<uint8_t> plaintext(OpenedBytes(ciphertext));
   if (absl::Status s = OpenInto(ciphertext, aad, absl::MakeSpan(plaintext)); !s.ok()) {
     return s;
@@ -124,11 +119,10 @@ absl::Status EpochSubkey::OpenInto(absl::Span<const uint8_t> ciphertext,
   if (header->key_version != version_ || header->epoch_id != epoch_id_) {
     return DecryptionFailedError();
   }
-  const absl::Status status = key_->Open(
-      ciphertext.subspan(kNonceOffset, kUnaryNonceBytes),
-      GcmAad(ciphertext.first(kUnaryHeaderBytes), aad),
-      ciphertext.subspan(kUnaryHeaderBytes, plaintext.size()), ciphertext.last(kTagBytes),
-      plaintext);
+  const absl::Status status = key_->Open(ciphertext.subspan(kNonceOffset, kUnaryNonceBytes),
+                                         GcmAad(ciphertext.first(kUnaryHeaderBytes), aad),
+                                         ciphertext.subspan(kUnaryHeaderBytes, plaintext.size()),
+                                         ciphertext.last(kTagBytes), plaintext);
   // Open has already wiped `plaintext` on failure.
   if (!status.ok()) return DecryptionFailedError();
   return absl::OkStatus();

@@ -54,8 +54,7 @@ struct UnaryHeader {
 
 // The plaintext size of a unary ciphertext (0 if it is too short to be one).
 inline size_t OpenedBytes(absl::Span<const uint8_t> ciphertext) {
-  return ciphertext.size() < kUnaryOverheadBytes ? 0
-                                                 : ciphertext.size() - kUnaryOverheadBytes;
+  return ciphertext.size() < kUnaryOverheadBytes ? 0 : ciphertext.size() - kUnaryOverheadBytes;
 }
 
 // Reads the header; INVALID_ARGUMENT "decryption failed" for anything that is not a
@@ -68,9 +67,9 @@ absl::StatusOr<UnaryHeader> ParseUnaryHeader(absl::Span<const uint8_t> ciphertex
 class EpochSubkey {
  public:
   // Derives the subkey for `epoch_id` from `material` (16 or 32 bytes).
-  static absl::StatusOr<std::unique_ptr<EpochSubkey>> Derive(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      const EpochId& epoch_id);
+  static absl::StatusOr<std::unique_ptr<EpochSubkey>> Derive(absl::Span<const uint8_t> material,
+                                                             const KeyContext& context,
+                                                             const EpochId& epoch_id);
 
   // Derives with a fresh random epoch id, for sealing.
   static absl::StatusOr<std::unique_ptr<EpochSubkey>> DeriveNewEpoch(
@@ -80,8 +79,8 @@ class EpochSubkey {
   // tests and the worked examples in docs/FORMAT.md. Reusing an epoch id with a
   // counter that was already used repeats a nonce, which breaks GCM completely.
   static absl::StatusOr<std::unique_ptr<EpochSubkey>> DeriveForTesting(
-      absl::Span<const uint8_t> material, const KeyContext& context,
-      const EpochId& epoch_id, uint64_t next_counter);
+      absl::Span<const uint8_t> material, const KeyContext& context, const EpochId& epoch_id,
+      uint64_t next_counter);
 
   // Seals under this epoch; the nonce is 4 zero bytes || u64 BE message counter.
   // RESOURCE_EXHAUSTED once 2^32 messages have been sealed (the caller then derives
@@ -89,8 +88,7 @@ class EpochSubkey {
   // std::string (which a protobuf field takes without a copy) or OutputBytes (which
   // is not zero-filled before the cipher writes it).
   template <typename Output = std::vector<uint8_t>>
-  absl::StatusOr<Output> Seal(absl::Span<const uint8_t> plaintext,
-                              absl::Span<const uint8_t> aad);
+  absl::StatusOr<Output> Seal(absl::Span<const uint8_t> plaintext, absl::Span<const uint8_t> aad);
 
   // Opens a ciphertext whose header names this epoch and version; any other, and
   // any failure of authentication: INVALID_ARGUMENT "decryption failed".
@@ -98,8 +96,8 @@ class EpochSubkey {
                                             absl::Span<const uint8_t> aad) const;
   // Open into the caller's `plaintext`, of exactly OpenedBytes(ciphertext) bytes;
   // wiped on failure. No copy of the plaintext is left anywhere else.
-  absl::Status OpenInto(absl::Span<const uint8_t> ciphertext,
-                        absl::Span<const uint8_t> aad, absl::Span<uint8_t> plaintext) const;
+  absl::Status OpenInto(absl::Span<const uint8_t> ciphertext, absl::Span<const uint8_t> aad,
+                        absl::Span<uint8_t> plaintext) const;
 
   // True when this epoch should be replaced (past 2^31 messages: well before the limit).
   bool NearlyExhausted() const;

@@ -71,8 +71,7 @@ TEST(UnaryTest, StringOutputAndOpenInto) {
     Bytes forged = ciphertext;
     forged.back() ^= 1;
     Bytes out(size, 0xee);
-    EXPECT_EQ(subkey->OpenInto(forged, aad, absl::MakeSpan(out)).message(),
-              "decryption failed");
+    EXPECT_EQ(subkey->OpenInto(forged, aad, absl::MakeSpan(out)).message(), "decryption failed");
     EXPECT_EQ(out, Bytes(size, 0));
     Bytes wrong_size(size + 1);
     EXPECT_EQ(subkey->OpenInto(ciphertext, aad, absl::MakeSpan(wrong_size)).code(),
@@ -113,8 +112,7 @@ TEST(UnaryTest, OutputBytesGetTheWholeHeaderWritten) {
     ASSERT_TRUE(expected.ok()) << expected.status();
 
     { OutputBytes dirty(size + kUnaryOverheadBytes, 0xaa); }
-    absl::StatusOr<OutputBytes> sealed =
-        (*for_output_bytes)->Seal<OutputBytes>(plaintext, aad);
+    absl::StatusOr<OutputBytes> sealed = (*for_output_bytes)->Seal<OutputBytes>(plaintext, aad);
     ASSERT_TRUE(sealed.ok()) << sealed.status();
     const Bytes got(sealed->begin(), sealed->end());
     EXPECT_EQ(Nonce(got), Nonce(*expected)) << "size " << size;
@@ -126,8 +124,8 @@ TEST(UnaryTest, ParseRejectsMalformed) {
   auto subkey = Subkey(Sequence(32));
   Bytes c = *subkey->Seal({}, {});
   EXPECT_TRUE(ParseUnaryHeader(c).ok());
-  EXPECT_TRUE(IsDecryptionFailure(
-      ParseUnaryHeader(absl::MakeConstSpan(c).first(c.size() - 1)).status()));
+  EXPECT_TRUE(
+      IsDecryptionFailure(ParseUnaryHeader(absl::MakeConstSpan(c).first(c.size() - 1)).status()));
   c[0] = 0x02;
   EXPECT_TRUE(IsDecryptionFailure(ParseUnaryHeader(c).status()));
 }
@@ -139,8 +137,7 @@ TEST(UnaryTest, EveryBitFlipFails) {
   for (size_t bit = 0; bit < sealed.size() * 8; ++bit) {
     Bytes changed = sealed;
     changed[bit / 8] ^= static_cast<uint8_t>(1 << (bit % 8));
-    EXPECT_TRUE(IsDecryptionFailure(subkey->Open(changed, aad).status()))
-        << "bit " << bit;
+    EXPECT_TRUE(IsDecryptionFailure(subkey->Open(changed, aad).status())) << "bit " << bit;
   }
 }
 
@@ -148,8 +145,8 @@ TEST(UnaryTest, EveryTruncationFails) {
   auto subkey = Subkey(Sequence(32));
   const Bytes sealed = *subkey->Seal(FromString("some text"), {});
   for (size_t size = 0; size < sealed.size(); ++size) {
-    EXPECT_TRUE(IsDecryptionFailure(
-        subkey->Open(absl::MakeConstSpan(sealed).first(size), {}).status()))
+    EXPECT_TRUE(
+        IsDecryptionFailure(subkey->Open(absl::MakeConstSpan(sealed).first(size), {}).status()))
         << size;
   }
   Bytes longer = sealed;
@@ -163,8 +160,7 @@ TEST(UnaryTest, WrongContextFails) {
   auto subkey = Subkey(material);
   const Bytes sealed = *subkey->Seal(FromString("hello"), aad);
 
-  EXPECT_TRUE(
-      IsDecryptionFailure(subkey->Open(sealed, FromString("record-43")).status()));
+  EXPECT_TRUE(IsDecryptionFailure(subkey->Open(sealed, FromString("record-43")).status()));
   EXPECT_TRUE(IsDecryptionFailure(subkey->Open(sealed, {}).status()));
 
   EpochId other_epoch = kEpoch;
@@ -209,23 +205,21 @@ TEST(UnaryTest, ConcurrentSealsNeverShareANonce) {
 }
 
 TEST(UnaryTest, EpochLimits) {
-  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey = EpochSubkey::DeriveForTesting(
-      Sequence(32), kContext, kEpoch, kNearlyExhaustedMessages - 1);
+  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey =
+      EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, kNearlyExhaustedMessages - 1);
   ASSERT_TRUE(subkey.ok());
   EXPECT_FALSE((*subkey)->NearlyExhausted());
   ASSERT_TRUE((*subkey)->Seal({}, {}).ok());
   EXPECT_TRUE((*subkey)->NearlyExhausted());
 
-  subkey = EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch,
-                                         kMaxMessagesPerEpoch - 1);
+  subkey = EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, kMaxMessagesPerEpoch - 1);
   ASSERT_TRUE(subkey.ok());
   absl::StatusOr<Bytes> last = (*subkey)->Seal({}, {});
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(Nonce(*last), (Bytes{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}));
   EXPECT_TRUE((*subkey)->Open(*last, {}).ok());
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ((*subkey)->Seal({}, {}).status().code(),
-              absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ((*subkey)->Seal({}, {}).status().code(), absl::StatusCode::kResourceExhausted);
   }
 }
 
@@ -243,8 +237,7 @@ TEST(UnaryTest, RejectsBadKeysAndNames) {
   const KeyContext long_name = {std::string(256, 't'), "default", 1};
   EXPECT_EQ(EpochSubkey::Derive(Sequence(32), long_name, kEpoch).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(
-      EpochSubkey::Derive(Sequence(32), {std::string(255, 't'), "", 1}, kEpoch).ok());
+  EXPECT_TRUE(EpochSubkey::Derive(Sequence(32), {std::string(255, 't'), "", 1}, kEpoch).ok());
 }
 
 }  // namespace

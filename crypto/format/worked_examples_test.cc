@@ -46,21 +46,18 @@ std::string DocWithoutSpaces() {
 
 void ExpectInDoc(const std::string& hex, const char* what) {
   static const std::string* doc = new std::string(DocWithoutSpaces());
-  EXPECT_NE(doc->find(hex), std::string::npos)
-      << what << " " << hex << " is not in docs/FORMAT.md";
+  EXPECT_NE(doc->find(hex), std::string::npos) << what << " " << hex << " is not in docs/FORMAT.md";
 }
 
 // ---------------------------------------------------------------------------------
 // Unary: epoch id a0..af, counter 1, plaintext "hello, sealbox".
 
-constexpr char kUnaryInfo[] =
-    "7365616c626f782f76312f756e6172790464656d6f0764656661756c74";
-constexpr char kUnarySubkey[] =
-    "5b9f3f0bdf26d13511f687f6cd762b598976fc894aa2e2d700a8c780a4f598f7";
+constexpr char kUnaryInfo[] = "7365616c626f782f76312f756e6172790464656d6f0764656661756c74";
+constexpr char kUnarySubkey[] = "5b9f3f0bdf26d13511f687f6cd762b598976fc894aa2e2d700a8c780a4f598f7";
 constexpr char kUnaryCiphertext[] =
     "0100000001a0a1a2a3a4a5a6a7a8a9aaabacadaeaf000000000000000000000001"  // header
-    "0e51c3e39179a6bfeccc452ef740"                        // "hello, sealbox"
-    "f8740b5941e494a203a2dc0748290617";                   // tag
+    "0e51c3e39179a6bfeccc452ef740"                                        // "hello, sealbox"
+    "f8740b5941e494a203a2dc0748290617";                                   // tag
 
 TEST(WorkedExamplesTest, Unary) {
   EpochId epoch;
@@ -98,8 +95,7 @@ constexpr char kStreamHeader[] =
 constexpr char kStreamInfo[] =
     "7365616c626f782f76312f73747265616d0464656d6f0764656661756c74"
     "00000000000000097265636f72642d3432";
-constexpr char kStreamKey[] =
-    "4c0c67eb7f61568955493ef6157e5b06fa58b665a2cf47b85ce96aa05da06063";
+constexpr char kStreamKey[] = "4c0c67eb7f61568955493ef6157e5b06fa58b665a2cf47b85ce96aa05da06063";
 constexpr char kPlaintextSha256[] =
     "69dbee893909fa17d1be397e0c07691336fe42049c29d403467d3d4a1fc3b5a1";
 struct SegmentValues {
@@ -114,10 +110,8 @@ constexpr size_t kStreamBytes = 48 + (4096 + 16) + (904 + 16);
 // Segment 0's first ciphertext bytes, and the end of segment 1 with its tag.
 constexpr char kStreamFirst32[] =
     "3d35060fd2b4b1b9f3e9ed072017f39fd137a6f5cc1d1b2e40154d69347f0622";
-constexpr char kStreamLast32[] =
-    "d6f4c8d8d971dc1c947a0c3868218d8afa2c915c90ecd564732f1ef4f1c07920";
-constexpr char kStreamSha256[] =
-    "3d4e9767873da238f4d9110e226f5c655874ff10797c41e24f02609d0b24166d";
+constexpr char kStreamLast32[] = "d6f4c8d8d971dc1c947a0c3868218d8afa2c915c90ecd564732f1ef4f1c07920";
+constexpr char kStreamSha256[] = "3d4e9767873da238f4d9110e226f5c655874ff10797c41e24f02609d0b24166d";
 
 std::string Sha256Hex(absl::Span<const uint8_t> bytes) {
   uint8_t digest[SHA256_DIGEST_LENGTH];
@@ -134,8 +128,7 @@ TEST(WorkedExamplesTest, Stream) {
   for (size_t i = 0; i < plaintext.size(); ++i) plaintext[i] = i % 251;
   EXPECT_EQ(Sha256Hex(plaintext), kPlaintextSha256);
 
-  auto sealer =
-      StreamSealer::CreateForTesting(kMaterial, kContext, kAad, 4096, salt, prefix);
+  auto sealer = StreamSealer::CreateForTesting(kMaterial, kContext, kAad, 4096, salt, prefix);
   ASSERT_TRUE(sealer.ok());
   Bytes sealed;
   ASSERT_TRUE((*sealer)->Update(plaintext, sealed).ok());
@@ -164,8 +157,9 @@ TEST(WorkedExamplesTest, Stream) {
   for (int i = 0; i < 2; ++i) {
     const absl::Span<const uint8_t> s = segments[i];
     Bytes pt(s.size() - 16);
-    EXPECT_TRUE((*key)->Open(FromHex(kSegments[i].nonce), header,
-                             s.first(pt.size()), s.last(16), absl::MakeSpan(pt))
+    EXPECT_TRUE((*key)
+                    ->Open(FromHex(kSegments[i].nonce), header, s.first(pt.size()), s.last(16),
+                           absl::MakeSpan(pt))
                     .ok())
         << "segment " << i;
     EXPECT_EQ(Hex(s.last(16)), kSegments[i].tag) << "segment " << i;
@@ -173,8 +167,8 @@ TEST(WorkedExamplesTest, Stream) {
   }
   EXPECT_EQ(opened, plaintext);
 
-  for (const char* hex : {kStreamHeader, kStreamInfo, kStreamKey, kPlaintextSha256,
-                          kStreamFirst32, kStreamLast32, kStreamSha256}) {
+  for (const char* hex : {kStreamHeader, kStreamInfo, kStreamKey, kPlaintextSha256, kStreamFirst32,
+                          kStreamLast32, kStreamSha256}) {
     ExpectInDoc(hex, "stream example value");
   }
   for (const SegmentValues& s : kSegments) {
@@ -191,9 +185,10 @@ TEST(WorkedExamplesTest, Stream) {
 constexpr char kSealedDataKey[] =
     "0100000001a0a1a2a3a4a5a6a7a8a9aaabacadaeaf000000000000000000000002"  // header
     "fee917606155140a44911217e2553f1061cb70912f7bf20f99b00a8d51af3395"    // data key
-    "6b61fb28d71eb52a45a874a5885814fd";                                  // tag
-constexpr char kEnvelopeHeader[] = "030000100070717273747576"  // segments' AAD
-                                    "0051";                     // L = 81
+    "6b61fb28d71eb52a45a874a5885814fd";                                   // tag
+constexpr char kEnvelopeHeader[] =
+    "030000100070717273747576"  // segments' AAD
+    "0051";                     // L = 81
 constexpr SegmentValues kEnvelopeSegments[] = {
     {"707172737475760000000000", "454f67d0392b349532be2c0ea0bbe03f"},
     {"707172737475760000000101", "d4b3c343ada27a586f889c9034240a06"},
@@ -239,8 +234,9 @@ TEST(WorkedExamplesTest, Envelope) {
   for (int i = 0; i < 2; ++i) {
     const absl::Span<const uint8_t> s = segments[i];
     Bytes pt(s.size() - 16);
-    EXPECT_TRUE((*key)->Open(FromHex(kEnvelopeSegments[i].nonce), all.first(12),
-                             s.first(pt.size()), s.last(16), absl::MakeSpan(pt))
+    EXPECT_TRUE((*key)
+                    ->Open(FromHex(kEnvelopeSegments[i].nonce), all.first(12), s.first(pt.size()),
+                           s.last(16), absl::MakeSpan(pt))
                     .ok())
         << "segment " << i;
     EXPECT_EQ(Hex(s.last(16)), kEnvelopeSegments[i].tag) << "segment " << i;

@@ -53,23 +53,19 @@ struct Kernel {
   void (*expand_key)(const uint8_t* key, size_t key_bytes, KeySchedule* schedule);
 
   // out = AES_K(in), for one block.
-  void (*encrypt_block)(const KeySchedule& schedule, const uint8_t in[16],
-                        uint8_t out[16]);
+  void (*encrypt_block)(const KeySchedule& schedule, const uint8_t in[16], uint8_t out[16]);
 
   // For each of `blocks` 16-byte blocks of `in`: x = (x ^ block) * H in GF(2^128).
-  void (*ghash)(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-                size_t blocks);
+  void (*ghash)(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks);
 
   // out = in ^ AES_K(counter), counter += 1 per block; then x absorbs the output
   // (the ciphertext). `counter` is left at the next unused value.
-  void (*seal_blocks)(const KeySchedule& schedule, uint8_t counter[16],
-                      uint8_t x[16], const uint8_t* in, uint8_t* out,
-                      size_t blocks);
+  void (*seal_blocks)(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                      const uint8_t* in, uint8_t* out, size_t blocks);
 
   // x absorbs `in` (the ciphertext); out = in ^ AES_K(counter), counter += 1 per block.
-  void (*open_blocks)(const KeySchedule& schedule, uint8_t counter[16],
-                      uint8_t x[16], const uint8_t* in, uint8_t* out,
-                      size_t blocks);
+  void (*open_blocks)(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
+                      const uint8_t* in, uint8_t* out, size_t blocks);
 
   // Bytes of KeySchedule this kernel uses: sizeof its own schedule struct, checked
   // against kMaxKeyScheduleBytes where it is laid out. A kernel that does not say

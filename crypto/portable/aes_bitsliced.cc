@@ -26,14 +26,12 @@ inline BitPlane InterleaveHalves(BitPlane x) {
   const U8x16 v = reinterpret_cast<U8x16>(x);
   const U64x2 x64 = reinterpret_cast<U64x2>(x);
   const U8x16 high = reinterpret_cast<U8x16>(__builtin_shufflevector(x64, x64, 1, 1));
-  return reinterpret_cast<BitPlane>(__builtin_shufflevector(
-      v, high, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+  return reinterpret_cast<BitPlane>(
+      __builtin_shufflevector(v, high, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
 }
 
 // AES stores a block column by column (byte 4*c + r); the planes want rows.
-inline BitPlane TransposeBytes(BitPlane x) {
-  return InterleaveHalves(InterleaveHalves(x));
-}
+inline BitPlane TransposeBytes(BitPlane x) { return InterleaveHalves(InterleaveHalves(x)); }
 
 // Exchanges bit `shift` of the word index with bit `shift` of the in-byte bit
 // position, for the word pair (a, b) whose indices differ in that bit.
@@ -227,8 +225,8 @@ inline void ShiftRows(BitPlane q[8]) {
   for (int b = 0; b < 8; ++b) {
     // Rows 2 and 3 rotate by two bytes (one pshufhw) ...
     const U16x8 words = reinterpret_cast<U16x8>(q[b]);
-    const BitPlane x = reinterpret_cast<BitPlane>(
-        __builtin_shufflevector(words, words, 0, 1, 2, 3, 5, 4, 7, 6));
+    const BitPlane x =
+        reinterpret_cast<BitPlane>(__builtin_shufflevector(words, words, 0, 1, 2, 3, 5, 4, 7, 6));
     // ... then rows 1 and 3 by one byte more.
     const BitPlane rotated = (x >> 8) | (x << 24);
     q[b] = x ^ ((x ^ rotated) & odd_rows);
@@ -236,12 +234,8 @@ inline void ShiftRows(BitPlane q[8]) {
 }
 
 // The next row down (lane r takes lane r + 1) and the one after.
-inline BitPlane RowsUp1(BitPlane x) {
-  return __builtin_shufflevector(x, x, 1, 2, 3, 0);
-}
-inline BitPlane RowsUp2(BitPlane x) {
-  return __builtin_shufflevector(x, x, 2, 3, 0, 1);
-}
+inline BitPlane RowsUp1(BitPlane x) { return __builtin_shufflevector(x, x, 1, 2, 3, 0); }
+inline BitPlane RowsUp2(BitPlane x) { return __builtin_shufflevector(x, x, 2, 3, 0, 1); }
 
 // out_r = 2 a_r + 3 a_{r+1} + a_{r+2} + a_{r+3}, computed as
 // 2 t_r + a_{r+1} + t_{r+2} with t_r = a_r + a_{r+1}.
@@ -252,8 +246,7 @@ inline void MixColumns(BitPlane q[8]) {
     t[b] = q[b] ^ up[b];
   }
   // Doubling in GF(2^8) on planes: shift up one plane, fold bit 7 back with 0x1b.
-  const BitPlane doubled[8] = {t[7],        t[0] ^ t[7], t[1], t[2] ^ t[7],
-                               t[3] ^ t[7], t[4],        t[5], t[6]};
+  const BitPlane doubled[8] = {t[7], t[0] ^ t[7], t[1], t[2] ^ t[7], t[3] ^ t[7], t[4], t[5], t[6]};
   for (int b = 0; b < 8; ++b) q[b] = doubled[b] ^ up[b] ^ RowsUp2(t[b]);
 }
 

@@ -23,8 +23,8 @@ namespace {
 
 using U128 = unsigned __int128;
 
-constexpr uint64_t kHole[4] = {0x1111111111111111, 0x2222222222222222,
-                               0x4444444444444444, 0x8888888888888888};
+constexpr uint64_t kHole[4] = {0x1111111111111111, 0x2222222222222222, 0x4444444444444444,
+                               0x8888888888888888};
 constexpr uint64_t kLow60 = 0x0fffffffffffffff;
 
 // The Karatsuba operands of a 128-bit value.
@@ -75,8 +75,7 @@ GhashElement Reduce(uint64_t u3, uint64_t u2, uint64_t u1, uint64_t u0) {
   const uint64_t d = u1 ^ (u0 << 63) ^ (u0 << 62) ^ (u0 << 57);
   // Second phase: fold (d:u0) * (1 + x + x^2 + x^7) into the low half.
   const uint64_t hi = d ^ (d >> 1) ^ (d >> 2) ^ (d >> 7);
-  const uint64_t lo =
-      u0 ^ (u0 >> 1) ^ (u0 >> 2) ^ (u0 >> 7) ^ (d << 63) ^ (d << 62) ^ (d << 57);
+  const uint64_t lo = u0 ^ (u0 >> 1) ^ (u0 >> 2) ^ (u0 >> 7) ^ (d << 63) ^ (d << 62) ^ (d << 57);
   return {u3 ^ hi, u2 ^ lo};
 }
 
@@ -84,8 +83,7 @@ GhashElement Reduce(uint64_t u3, uint64_t u2, uint64_t u1, uint64_t u0) {
 // set, P is added first (x^-1 = x^127 + x^6 + x + 1: the constant 0xc2...01).
 GhashElement DivideByX(const GhashElement& x) {
   const uint64_t carry = 0 - (x.hi >> 63);  // all ones iff x^0 was set
-  return {((x.hi << 1) | (x.lo >> 63)) ^ (carry & 0xc200000000000000),
-          (x.lo << 1) ^ (carry & 1)};
+  return {((x.hi << 1) | (x.lo >> 63)) ^ (carry & 0xc200000000000000), (x.lo << 1) ^ (carry & 1)};
 }
 
 void SetPower(const GhashElement& power, uint64_t out[3][5]) {
@@ -149,8 +147,7 @@ void InitGhashKey(const uint8_t h[16], GhashKey* key) {
   SecureWipe(&power, sizeof(power));
 }
 
-void GhashBlocks(const GhashKey& key, GhashElement* x, const uint8_t* in,
-                 size_t blocks) {
+void GhashBlocks(const GhashKey& key, GhashElement* x, const uint8_t* in, size_t blocks) {
   while (blocks > 0) {
     // (x ^ b_0) * H^m ^ b_1 * H^(m-1) ^ ... ^ b_(m-1) * H, reduced once.
     const size_t m = blocks < kGhashAggregate ? blocks : kGhashAggregate;

@@ -35,8 +35,7 @@ void StoreGhashElement(const GhashElement& x, uint8_t out[16]);
 void InitGhashKey(const uint8_t h[16], GhashKey* key);
 
 // For each of `blocks` 16-byte blocks of `in`: x = (x ^ block) * H.
-void GhashBlocks(const GhashKey& key, GhashElement* x, const uint8_t* in,
-                 size_t blocks);
+void GhashBlocks(const GhashKey& key, GhashElement* x, const uint8_t* in, size_t blocks);
 
 }  // namespace sealbox::crypto::kernel::portable
 

@@ -48,8 +48,7 @@ void XorBytes(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t size) {
 
 // The counter blocks counter[0..11] || n + w for w = 0..7: GCM's inc32, wrapping
 // modulo 2^32 without touching the upper 96 bits.
-void CounterBlocks(const uint8_t counter[16], uint32_t n,
-                   uint8_t blocks[kAesBatchBytes]) {
+void CounterBlocks(const uint8_t counter[16], uint32_t n, uint8_t blocks[kAesBatchBytes]) {
   // Fully unrolled: AArch64 GCC otherwise counts the loop with n + w against n + 8,
   // a branch on the counter (secret when J0 comes from GHASH of a long IV).
   // Harmless, as the trip count never varies, but valgrind's check rightly flags it.
@@ -88,8 +87,7 @@ void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16], uint8_t out
   WipeCalleeStack();
 }
 
-void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-           size_t blocks) {
+void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks) {
   GhashElement acc = portable::LoadGhashElement(x);
   GhashBlocks(View(schedule).ghash, &acc, in, blocks);
   portable::StoreGhashElement(acc, x);
@@ -99,8 +97,8 @@ void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
 
 // CTR over whole blocks, eight per pass, with GHASH over the ciphertext: the
 // output when sealing, the input when opening (read before `out` may overwrite it).
-void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                 const uint8_t* in, uint8_t* out, size_t blocks, bool seal) {
+void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                 uint8_t* out, size_t blocks, bool seal) {
   const Schedule& s = View(schedule);
   GhashElement acc = portable::LoadGhashElement(x);
   uint32_t n = LoadBigEndian32(counter + 12);
@@ -124,13 +122,13 @@ void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16]
   WipeCalleeStack();
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   CryptBlocks(schedule, counter, x, in, out, blocks, /*seal=*/true);
 }
 
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   CryptBlocks(schedule, counter, x, in, out, blocks, /*seal=*/false);
 }
 

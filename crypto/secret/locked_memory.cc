@@ -18,7 +18,7 @@ namespace {
 constexpr size_t kMinSlot = 16;
 constexpr size_t kStep = 256;  // the last power-of-two class, then the step
 constexpr size_t kMaxSlot = 4096;
-constexpr size_t kPowerClasses = 5;  // 16, 32, 64, 128, 256
+constexpr size_t kPowerClasses = 5;                                // 16, 32, 64, 128, 256
 constexpr size_t kClasses = kPowerClasses + kMaxSlot / kStep - 1;  // + 512 .. 4096
 // Arenas are mapped and locked whole; each size class carves runs of up to
 // kRunBytes from them, so one class's slots sit together and another's alignment
@@ -94,8 +94,7 @@ size_t SlotAlignment(size_t slot_bytes) { return slot_bytes & (~slot_bytes + 1);
 
 // Fresh pages, locked if the OS lets us, never in a core dump. Caller holds the lock.
 uint8_t* MapSecretPages(Pool& pool, size_t bytes, bool* locked = nullptr) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
 #ifdef MADV_DONTDUMP
   madvise(p, bytes, MADV_DONTDUMP);

@@ -39,14 +39,16 @@ struct SecretAllocator {
   SecretAllocator() = default;
   template <typename U>
   SecretAllocator(const SecretAllocator<U>&) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(AllocateSecret(n * sizeof(T), alignof(T)));
-  }
+  T* allocate(size_t n) { return static_cast<T*>(AllocateSecret(n * sizeof(T), alignof(T))); }
   void deallocate(T* p, size_t n) { FreeSecret(p, n * sizeof(T), alignof(T)); }
   template <typename U>
-  bool operator==(const SecretAllocator<U>&) const { return true; }
+  bool operator==(const SecretAllocator<U>&) const {
+    return true;
+  }
   template <typename U>
-  bool operator!=(const SecretAllocator<U>&) const { return false; }
+  bool operator!=(const SecretAllocator<U>&) const {
+    return false;
+  }
 };
 
 }  // namespace sealbox::crypto

@@ -65,8 +65,8 @@ TEST(LockedMemory, SmallBlocksArePackedNotGivenPages) {
     std::memset(small.back(), 0xa5, 32);
   }
   const SecretMemoryStats during = LockedMemoryStats();
-  const uint64_t mapped = (during.locked_bytes + during.unlocked_bytes) -
-                          (before.locked_bytes + before.unlocked_bytes);
+  const uint64_t mapped =
+      (during.locked_bytes + during.unlocked_bytes) - (before.locked_bytes + before.unlocked_bytes);
   EXPECT_LE(mapped, kBlocks * (kBytes + 32) * 107 / 100 + 2 * 64 * 1024);
   // No two blocks overlap, and writing one disturbed no other.
   std::vector<uint8_t*> sorted = blocks;
@@ -82,10 +82,10 @@ TEST(LockedMemory, SmallBlocksArePackedNotGivenPages) {
     FreeSecret(small[i], 32, 16);
   }
   // Freed slots are reused before any new memory is mapped.
-  for (size_t i = 0; i < kBlocks; ++i) blocks[i] = static_cast<uint8_t*>(AllocateSecret(kBytes, 64));
+  for (size_t i = 0; i < kBlocks; ++i)
+    blocks[i] = static_cast<uint8_t*>(AllocateSecret(kBytes, 64));
   const SecretMemoryStats again = LockedMemoryStats();
-  EXPECT_EQ(again.locked_bytes + again.unlocked_bytes,
-            during.locked_bytes + during.unlocked_bytes);
+  EXPECT_EQ(again.locked_bytes + again.unlocked_bytes, during.locked_bytes + during.unlocked_bytes);
   for (size_t i = 0; i < kBlocks; ++i) {
     for (size_t j = 0; j < kBytes; ++j) ASSERT_EQ(blocks[i][j], 0) << i << " " << j;
     FreeSecret(blocks[i], kBytes, 64);

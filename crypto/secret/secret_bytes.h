@@ -16,8 +16,7 @@ class SecretBytes {
  public:
   SecretBytes() = default;
   explicit SecretBytes(size_t size) : bytes_(size) {}
-  explicit SecretBytes(absl::Span<const uint8_t> data)
-      : bytes_(data.begin(), data.end()) {}
+  explicit SecretBytes(absl::Span<const uint8_t> data) : bytes_(data.begin(), data.end()) {}
   SecretBytes(SecretBytes&& other) noexcept = default;
   SecretBytes& operator=(SecretBytes&& other) noexcept;
   SecretBytes(const SecretBytes&) = delete;

@@ -43,8 +43,8 @@ constexpr std::array<uint8_t, 256> MakeSbox() {
   std::array<uint8_t, 256> sbox{};
   for (int i = 0; i < 256; ++i) {
     const uint8_t b = GfInverse(static_cast<uint8_t>(i));
-    sbox[i] = b ^ RotateLeft8(b, 1) ^ RotateLeft8(b, 2) ^ RotateLeft8(b, 3) ^
-              RotateLeft8(b, 4) ^ 0x63;
+    sbox[i] =
+        b ^ RotateLeft8(b, 1) ^ RotateLeft8(b, 2) ^ RotateLeft8(b, 3) ^ RotateLeft8(b, 4) ^ 0x63;
   }
   return sbox;
 }
@@ -63,8 +63,8 @@ constexpr std::array<uint32_t, 256> MakeTe(int row) {
   std::array<uint32_t, 256> table{};
   for (int i = 0; i < 256; ++i) {
     const uint8_t s = kSbox[i];
-    const uint32_t column = uint32_t{GfMultiply(s, 2)} << 24 | uint32_t{s} << 16 |
-                            uint32_t{s} << 8 | GfMultiply(s, 3);
+    const uint32_t column =
+        uint32_t{GfMultiply(s, 2)} << 24 | uint32_t{s} << 16 | uint32_t{s} << 8 | GfMultiply(s, 3);
     table[i] = RotateRight32(column, 8 * row);
   }
   return table;
@@ -83,15 +83,12 @@ uint32_t SubWord(uint32_t w) {
 }
 
 // One full round's output column: ShiftRows takes row r from column c + r.
-inline uint32_t RoundColumn(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
-                            uint32_t round_key) {
-  return kTe0[Byte(a, 0)] ^ kTe1[Byte(b, 1)] ^ kTe2[Byte(c, 2)] ^
-         kTe3[Byte(d, 3)] ^ round_key;
+inline uint32_t RoundColumn(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t round_key) {
+  return kTe0[Byte(a, 0)] ^ kTe1[Byte(b, 1)] ^ kTe2[Byte(c, 2)] ^ kTe3[Byte(d, 3)] ^ round_key;
 }
 
 // The last round has no MixColumns: plain S-box bytes.
-inline uint32_t FinalColumn(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
-                            uint32_t round_key) {
+inline uint32_t FinalColumn(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t round_key) {
   return (uint32_t{kSbox[Byte(a, 0)]} << 24 | uint32_t{kSbox[Byte(b, 1)]} << 16 |
           uint32_t{kSbox[Byte(c, 2)]} << 8 | kSbox[Byte(d, 3)]) ^
          round_key;
@@ -110,7 +107,7 @@ void ExpandAesKey(const uint8_t* key, size_t key_bytes, AesRoundKeys* keys) {
   for (size_t i = nk; i < total; ++i) {
     uint32_t temp = w[i - 1];
     if (i % nk == 0) {
-      temp = SubWord(RotateRight32(temp, 24)) ^ uint32_t{rcon} << 24;  // RotWord
+      temp = SubWord(RotateRight32(temp, 24)) ^ uint32_t { rcon } << 24;  // RotWord
       rcon = Xtime(rcon);
     } else if (nk > 6 && i % nk == 4) {
       temp = SubWord(temp);
@@ -119,8 +116,7 @@ void ExpandAesKey(const uint8_t* key, size_t key_bytes, AesRoundKeys* keys) {
   }
 }
 
-void EncryptAesBlock(const AesRoundKeys& keys, const uint8_t in[16],
-                     uint8_t out[16]) {
+void EncryptAesBlock(const AesRoundKeys& keys, const uint8_t in[16], uint8_t out[16]) {
   const uint32_t* rk = keys.words;
   uint32_t s0 = LoadBigEndian32(in) ^ rk[0];
   uint32_t s1 = LoadBigEndian32(in + 4) ^ rk[1];

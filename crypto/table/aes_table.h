@@ -20,8 +20,7 @@ struct AesRoundKeys {
 void ExpandAesKey(const uint8_t* key, size_t key_bytes, AesRoundKeys* keys);
 
 // out = AES_K(in); `in` may equal `out`.
-void EncryptAesBlock(const AesRoundKeys& keys, const uint8_t in[16],
-                     uint8_t out[16]);
+void EncryptAesBlock(const AesRoundKeys& keys, const uint8_t in[16], uint8_t out[16]);
 
 }  // namespace sealbox::crypto::kernel::table
 

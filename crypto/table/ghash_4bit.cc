@@ -43,8 +43,7 @@ Gf128 TimesX(Gf128 a) {
 }
 
 // z = z * x^4 + n * H.
-inline void Step(const GhashTable& table, unsigned nibble, uint64_t& hi,
-                 uint64_t& lo) {
+inline void Step(const GhashTable& table, unsigned nibble, uint64_t& hi, uint64_t& lo) {
   const unsigned dropped = lo & 0xf;
   lo = (lo >> 4) | (hi << 60);
   hi = (hi >> 4) ^ (uint64_t{kReduce[dropped]} << 48);
@@ -78,8 +77,7 @@ void BuildGhashTable(const uint8_t h[16], GhashTable* table) {
   }
 }
 
-void GhashBlocks(const GhashTable& table, uint8_t x[16], const uint8_t* in,
-                 size_t blocks) {
+void GhashBlocks(const GhashTable& table, uint8_t x[16], const uint8_t* in, size_t blocks) {
   Gf128 z = {LoadBigEndian64(x), LoadBigEndian64(x + 8)};
   for (size_t i = 0; i < blocks; ++i, in += 16) {
     z.hi ^= LoadBigEndian64(in);

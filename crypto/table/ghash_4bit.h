@@ -25,8 +25,7 @@ struct GhashTable {
 void BuildGhashTable(const uint8_t h[16], GhashTable* table);
 
 // For each of `blocks` 16-byte blocks of `in`: x = (x ^ block) * H.
-void GhashBlocks(const GhashTable& table, uint8_t x[16], const uint8_t* in,
-                 size_t blocks);
+void GhashBlocks(const GhashTable& table, uint8_t x[16], const uint8_t* in, size_t blocks);
 
 }  // namespace sealbox::crypto::kernel::table
 

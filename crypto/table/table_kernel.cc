@@ -25,8 +25,8 @@ namespace {
 
 // What this kernel keeps in KeySchedule::bytes.
 struct TableSchedule {
-  table::GhashTable ghash;   // multiples of H
-  table::AesRoundKeys aes;   // encryption round keys
+  table::GhashTable ghash;  // multiples of H
+  table::AesRoundKeys aes;  // encryption round keys
 };
 static_assert(sizeof(TableSchedule) <= kMaxKeyScheduleBytes);
 static_assert(alignof(TableSchedule) <= alignof(KeySchedule));
@@ -50,20 +50,18 @@ void ExpandKey(const uint8_t* key, size_t key_bytes, KeySchedule* schedule) {
   SecureWipe(h, sizeof(h));
 }
 
-void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16],
-                  uint8_t out[16]) {
+void EncryptBlock(const KeySchedule& schedule, const uint8_t in[16], uint8_t out[16]) {
   table::EncryptAesBlock(Layout(schedule).aes, in, out);
 }
 
-void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-           size_t blocks) {
+void Ghash(const KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks) {
   table::GhashBlocks(Layout(schedule).ghash, x, in, blocks);
 }
 
 // CTR over whole blocks, batch by batch. GHASH takes the ciphertext: `out` after
 // encrypting when sealing, `in` before decrypting when opening (in may be out).
-void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                 const uint8_t* in, uint8_t* out, size_t blocks, bool seal) {
+void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                 uint8_t* out, size_t blocks, bool seal) {
   const TableSchedule& layout = Layout(schedule);
   struct {
     uint8_t counter_block[kBlockBytes];
@@ -93,13 +91,13 @@ void CryptBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16]
   SecureWipe(&scratch, sizeof(scratch));
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   CryptBlocks(schedule, counter, x, in, out, blocks, /*seal=*/true);
 }
 
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   CryptBlocks(schedule, counter, x, in, out, blocks, /*seal=*/false);
 }
 

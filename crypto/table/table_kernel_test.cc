@@ -91,8 +91,8 @@ TEST_P(BlocksTest, MatchesReference) {
     kTableKernel.encrypt_block(s, h, h);
     for (uint32_t start : starts) {
       for (size_t blocks = 0; blocks <= 40; ++blocks) {
-        SCOPED_TRACE(testing::Message() << "key " << key_bytes << " start " << start
-                                        << " blocks " << blocks);
+        SCOPED_TRACE(testing::Message()
+                     << "key " << key_bytes << " start " << start << " blocks " << blocks);
         const size_t size = blocks * 16;
         const Bytes plaintext = RandomBytes(rng, size);
         Bytes counter0 = RandomBytes(rng, 16);
@@ -100,8 +100,8 @@ TEST_P(BlocksTest, MatchesReference) {
         const Bytes x0 = RandomBytes(rng, 16);
 
         Bytes want_counter = counter0, want_x = x0, want(size);
-        test::ReferenceSeal(encrypt, h, want_counter.data(), want_x.data(),
-                            plaintext.data(), want.data(), blocks);
+        test::ReferenceSeal(encrypt, h, want_counter.data(), want_x.data(), plaintext.data(),
+                            want.data(), blocks);
 
         // Backing store with room to misalign either buffer.
         Bytes in_store(size + 8), out_store(size + 8);
@@ -134,7 +134,8 @@ TEST_P(BlocksTest, MatchesReference) {
         // inc32 wraps the low word and leaves the upper 96 bits alone.
         const uint32_t end = start + static_cast<uint32_t>(blocks);
         Bytes expected_counter = counter0;
-        for (int i = 0; i < 4; ++i) expected_counter[12 + i] = static_cast<uint8_t>(end >> (24 - 8 * i));
+        for (int i = 0; i < 4; ++i)
+          expected_counter[12 + i] = static_cast<uint8_t>(end >> (24 - 8 * i));
         EXPECT_EQ(ToHex(counter), ToHex(expected_counter));
       }
     }

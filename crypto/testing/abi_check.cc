@@ -9,8 +9,8 @@ namespace {
 // trampoline for this architecture tests them in.
 #if defined(__aarch64__)
 constexpr const char* kRegisters[] = {
-    "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29",
-    "d8",  "d9",  "d10", "d11", "d12", "d13", "d14", "d15", "sp",
+    "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
+    "x29", "d8",  "d9",  "d10", "d11", "d12", "d13", "d14", "d15", "sp",
 };
 #elif defined(__x86_64__)
 constexpr const char* kRegisters[] = {"rbx", "rbp", "r12", "r13", "r14", "r15", "rsp"};

@@ -53,8 +53,7 @@ std::string AbiCheckedCall(void (*fn)(Params...), Args&&... args) {
   static_assert(sizeof...(Params) <= 6, "at most six register arguments");
   static_assert(sizeof...(Params) == sizeof...(Args), "one value per parameter");
   const uint64_t words[6] = {AsRegister<Params>(std::forward<Args>(args))...};
-  return ClobberedRegisters(
-      sealbox_abi_call(reinterpret_cast<void (*)(void)>(fn), words));
+  return ClobberedRegisters(sealbox_abi_call(reinterpret_cast<void (*)(void)>(fn), words));
 }
 
 }  // namespace sealbox::crypto::test

@@ -6,9 +6,7 @@
 
 namespace sealbox::crypto::test {
 
-std::vector<std::string> ImplementationsUnderTest() {
-  return SupportedImplementations();
-}
+std::vector<std::string> ImplementationsUnderTest() { return SupportedImplementations(); }
 
 std::string ImplementationTestName(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;

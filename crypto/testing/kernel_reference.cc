@@ -34,16 +34,15 @@ void ReferenceMultiply(uint8_t x[16], const uint8_t h[16]) {
       for (int j = 0; j < 16; ++j) z[j] ^= v[j];
     }
     const bool lsb = v[15] & 1;
-    for (int j = 15; j > 0; --j)
-      v[j] = static_cast<uint8_t>((v[j] >> 1) | (v[j - 1] << 7));
+    for (int j = 15; j > 0; --j) v[j] = static_cast<uint8_t>((v[j] >> 1) | (v[j - 1] << 7));
     v[0] >>= 1;
     if (lsb) v[0] ^= 0xe1;
   }
   std::memcpy(x, z, 16);
 }
 
-void GhashPadded(const kernel::Kernel& kernel, const kernel::KeySchedule& schedule,
-                 uint8_t x[16], const uint8_t* data, size_t size) {
+void GhashPadded(const kernel::Kernel& kernel, const kernel::KeySchedule& schedule, uint8_t x[16],
+                 const uint8_t* data, size_t size) {
   const size_t whole = size / 16;
   kernel.ghash(schedule, x, data, whole);
   if (size % 16 != 0) {
@@ -84,8 +83,8 @@ Bytes RandomBytes(std::mt19937& rng, size_t size) {
 const AesVector kFips197AppendixC[3] = {
     {"000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff",
      "69c4e0d86a7b0430d8cdb78070b4c55a"},
-    {"000102030405060708090a0b0c0d0e0f1011121314151617",
-     "00112233445566778899aabbccddeeff", "dda97ca4864cdfe06eaf70a0ec0d7191"},
+    {"000102030405060708090a0b0c0d0e0f1011121314151617", "00112233445566778899aabbccddeeff",
+     "dda97ca4864cdfe06eaf70a0ec0d7191"},
     {"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
      "00112233445566778899aabbccddeeff", "8ea2b7ca516745bfeafc49904b496089"},
 };
@@ -127,8 +126,7 @@ const GcmVector& McGrewViegaCase(int number) {
          {zero32, iv0, "", zero16, "cea7403d4d606b6e074ec5d3baf39d18",
           "d0d1c8a799996bf0265b98b5d48ab919"}},
         {15, {k + k, iv, "", p, c256, "b094dac5d93471bdec1a502270e3cc6c"}},
-        {16,
-         {k + k, iv, aad, p60, c256.substr(0, 120), "76fc6ece0f4e1768cddf8853bb2d551b"}},
+        {16, {k + k, iv, aad, p60, c256.substr(0, 120), "76fc6ece0f4e1768cddf8853bb2d551b"}},
     };
   }();
   return cases->at(number);
@@ -161,8 +159,7 @@ Bytes KernelGcmSeal(const kernel::Kernel& kernel, const Bytes& key, const Bytes&
   GhashPadded(kernel, *schedule, x, out.data() + 16 * whole, rest);
   uint8_t lengths[16] = {};
   const uint64_t bits[2] = {aad.size() * 8, plaintext.size() * 8};
-  for (int i = 0; i < 16; ++i)
-    lengths[i] = static_cast<uint8_t>(bits[i / 8] >> (56 - 8 * (i % 8)));
+  for (int i = 0; i < 16; ++i) lengths[i] = static_cast<uint8_t>(bits[i / 8] >> (56 - 8 * (i % 8)));
   kernel.ghash(*schedule, x, lengths, 1);
   uint8_t mask[16];
   kernel.encrypt_block(*schedule, j0, mask);
@@ -170,8 +167,7 @@ Bytes KernelGcmSeal(const kernel::Kernel& kernel, const Bytes& key, const Bytes&
   return out;
 }
 
-BlockCipher KernelBlockCipher(const kernel::Kernel& kernel,
-                              const kernel::KeySchedule& schedule) {
+BlockCipher KernelBlockCipher(const kernel::Kernel& kernel, const kernel::KeySchedule& schedule) {
   return [&kernel, &schedule](const uint8_t in[16], uint8_t out[16]) {
     kernel.encrypt_block(schedule, in, out);
   };
@@ -250,8 +246,7 @@ BlockCipher ReferenceAes::AsBlockCipher() const {
   return [this](const uint8_t in[16], uint8_t out[16]) { Encrypt(in, out); };
 }
 
-void ReferenceGhash(const uint8_t h[16], uint8_t x[16], const uint8_t* in,
-                    size_t blocks) {
+void ReferenceGhash(const uint8_t h[16], uint8_t x[16], const uint8_t* in, size_t blocks) {
   for (size_t b = 0; b < blocks; ++b) {
     for (int j = 0; j < 16; ++j) x[j] ^= in[16 * b + j];
     ReferenceMultiply(x, h);
@@ -264,9 +259,8 @@ void Increment32(uint8_t counter[16]) {
   }
 }
 
-void ReferenceSeal(const BlockCipher& encrypt, const uint8_t h[16],
-                   uint8_t counter[16], uint8_t x[16], const uint8_t* in,
-                   uint8_t* out, size_t blocks) {
+void ReferenceSeal(const BlockCipher& encrypt, const uint8_t h[16], uint8_t counter[16],
+                   uint8_t x[16], const uint8_t* in, uint8_t* out, size_t blocks) {
   for (size_t b = 0; b < blocks; ++b) {
     uint8_t keystream[16];
     encrypt(counter, keystream);

@@ -46,8 +46,7 @@ Bytes KernelGcmSeal(const kernel::Kernel& kernel, const Bytes& key, const Bytes&
 using BlockCipher = std::function<void(const uint8_t in[16], uint8_t out[16])>;
 
 // `kernel`'s encrypt_block under `schedule`, which must outlive the result.
-BlockCipher KernelBlockCipher(const kernel::Kernel& kernel,
-                              const kernel::KeySchedule& schedule);
+BlockCipher KernelBlockCipher(const kernel::Kernel& kernel, const kernel::KeySchedule& schedule);
 
 // The AES S-box computed from its definition (inverse in GF(2^8), affine map).
 uint8_t ReferenceSbox(uint8_t x);
@@ -67,17 +66,15 @@ class ReferenceAes {
 };
 
 // SP 800-38D Algorithm 1, one bit at a time: x = (x ^ block) * h per block.
-void ReferenceGhash(const uint8_t h[16], uint8_t x[16], const uint8_t* in,
-                    size_t blocks);
+void ReferenceGhash(const uint8_t h[16], uint8_t x[16], const uint8_t* in, size_t blocks);
 
 // inc32: adds one to the last 32 bits (big endian, modulo 2^32).
 void Increment32(uint8_t counter[16]);
 
 // seal_blocks' contract over whole blocks: out = in ^ E(counter), Increment32
 // per block; then x absorbs out by ReferenceGhash under h.
-void ReferenceSeal(const BlockCipher& encrypt, const uint8_t h[16],
-                   uint8_t counter[16], uint8_t x[16], const uint8_t* in,
-                   uint8_t* out, size_t blocks);
+void ReferenceSeal(const BlockCipher& encrypt, const uint8_t h[16], uint8_t counter[16],
+                   uint8_t x[16], const uint8_t* in, uint8_t* out, size_t blocks);
 
 }  // namespace sealbox::crypto::test
 

@@ -73,9 +73,9 @@ uint64_t TestVector::Number(absl::string_view name) const {
   return it->second;
 }
 
-absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
-    absl::string_view text, absl::string_view file_name,
-    const std::vector<Attribute>& schema) {
+absl::StatusOr<std::vector<TestVector>> ParseTestVectors(absl::string_view text,
+                                                         absl::string_view file_name,
+                                                         const std::vector<Attribute>& schema) {
   std::vector<std::string> names;
   for (const Attribute& attribute : schema) names.push_back(attribute.name);
   auto error = [&](int line, auto&&... parts) {
@@ -84,8 +84,8 @@ absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
 
   std::vector<TestVector> vectors;
   TestVector current;
-  int block_line = 0;                  // first line of the open block; 0 when none
-  std::map<std::string, int> seen;     // attribute -> line, in the open block
+  int block_line = 0;               // first line of the open block; 0 when none
+  std::map<std::string, int> seen;  // attribute -> line, in the open block
 
   // Closes the open block, checking that nothing is missing.
   auto finish_block = [&]() -> absl::Status {
@@ -127,8 +127,8 @@ absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
                    absl::StrJoin(names, ", "), ")");
     }
     if (auto it = seen.find(name); it != seen.end()) {
-      return error(line_number, "attribute \"", name, "\" repeated (first on line ",
-                   it->second, ")");
+      return error(line_number, "attribute \"", name, "\" repeated (first on line ", it->second,
+                   ")");
     }
     if (block_line == 0) {
       block_line = line_number;
@@ -146,8 +146,8 @@ absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
     } else {
       uint64_t number;
       if (!ParseDecimal(value, &number)) {
-        return error(line_number, "attribute \"", name,
-                     "\" is not an unsigned decimal number: \"", value, "\"");
+        return error(line_number, "attribute \"", name, "\" is not an unsigned decimal number: \"",
+                     value, "\"");
       }
       current.numbers_[name] = number;
     }
@@ -166,18 +166,17 @@ std::string RunfilePath(absl::string_view workspace_path) {
     return std::string(workspace_path);
   }
   return absl::StrCat(srcdir, "/",
-                      workspace != nullptr && *workspace != '\0' ? workspace
-                                                                  : kDefaultWorkspace,
+                      workspace != nullptr && *workspace != '\0' ? workspace : kDefaultWorkspace,
                       "/", workspace_path);
 }
 
-absl::StatusOr<std::vector<TestVector>> ReadTestVectors(
-    absl::string_view workspace_path, const std::vector<Attribute>& schema) {
+absl::StatusOr<std::vector<TestVector>> ReadTestVectors(absl::string_view workspace_path,
+                                                        const std::vector<Attribute>& schema) {
   const std::string path = RunfilePath(workspace_path);
   std::ifstream file(path, std::ios::binary);
   if (!file) {
-    return absl::NotFoundError(absl::StrCat(
-        "cannot open ", path, " (is ", workspace_path, " in the test's data?)"));
+    return absl::NotFoundError(
+        absl::StrCat("cannot open ", path, " (is ", workspace_path, " in the test's data?)"));
   }
   std::ostringstream text;
   text << file.rdbuf();

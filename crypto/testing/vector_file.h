@@ -44,8 +44,9 @@ class TestVector {
   uint64_t Number(absl::string_view name) const;
 
  private:
-  friend absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
-      absl::string_view, absl::string_view, const std::vector<Attribute>&);
+  friend absl::StatusOr<std::vector<TestVector>> ParseTestVectors(absl::string_view,
+                                                                  absl::string_view,
+                                                                  const std::vector<Attribute>&);
 
   std::string location_;
   std::map<std::string, std::vector<uint8_t>, std::less<>> bytes_;
@@ -56,9 +57,9 @@ class TestVector {
 // Every block must carry exactly the attributes in `schema`. An error (unknown,
 // missing or repeated attribute, malformed line or value, no blocks at all) is
 // INVALID_ARGUMENT with a message starting "file:line: ".
-absl::StatusOr<std::vector<TestVector>> ParseTestVectors(
-    absl::string_view text, absl::string_view file_name,
-    const std::vector<Attribute>& schema);
+absl::StatusOr<std::vector<TestVector>> ParseTestVectors(absl::string_view text,
+                                                         absl::string_view file_name,
+                                                         const std::vector<Attribute>& schema);
 
 // The path of a data file in this test's runfiles, given its path in the workspace
 // ("crypto/tests/testdata/gcm_spec_vectors.txt"): under TEST_SRCDIR (bazel test)
@@ -68,8 +69,8 @@ std::string RunfilePath(absl::string_view workspace_path);
 
 // Reads and parses a vector file named by its path in the workspace (a `data`
 // dependency of the test). Errors name the file by that path.
-absl::StatusOr<std::vector<TestVector>> ReadTestVectors(
-    absl::string_view workspace_path, const std::vector<Attribute>& schema);
+absl::StatusOr<std::vector<TestVector>> ReadTestVectors(absl::string_view workspace_path,
+                                                        const std::vector<Attribute>& schema);
 
 }  // namespace sealbox::crypto::test
 

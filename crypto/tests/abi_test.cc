@@ -107,8 +107,7 @@ using Block = std::array<uint8_t, 16>;
 // --- The trampoline ---------------------------------------------------------------
 
 uint64_t recorded_args[6];
-void RecordArgs(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e,
-                uint64_t f) {
+void RecordArgs(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f) {
   const uint64_t args[6] = {a, b, c, d, e, f};
   std::memcpy(recorded_args, args, sizeof(args));
 }
@@ -116,9 +115,7 @@ void RecordArgs(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e,
 void DoNothing() {}
 
 TEST(AbiTrampolineTest, PassesSixArgumentsInOrder) {
-  EXPECT_EQ(test::AbiCheckedCall(RecordArgs, 1, 2, 3, 0x1234567890abcdef,
-                                 ~uint64_t{0}, 6),
-            "");
+  EXPECT_EQ(test::AbiCheckedCall(RecordArgs, 1, 2, 3, 0x1234567890abcdef, ~uint64_t{0}, 6), "");
   EXPECT_EQ(recorded_args[0], 1u);
   EXPECT_EQ(recorded_args[1], 2u);
   EXPECT_EQ(recorded_args[2], 3u);
@@ -135,8 +132,7 @@ TEST(AbiTrampolineTest, WellBehavedFunctionsAreClean) {
 TEST(AbiTrampolineTest, ReportsEachClobberedRegisterByName) {
   ASSERT_GT(test::AbiRegisterCount(), 0);
   for (int bit = 0; bit < test::AbiRegisterCount(); ++bit) {
-    EXPECT_EQ(test::AbiCheckedCall(sealbox_abi_test_clobber, bit),
-              test::AbiRegisterName(bit));
+    EXPECT_EQ(test::AbiCheckedCall(sealbox_abi_test_clobber, bit), test::AbiRegisterName(bit));
   }
 }
 
@@ -182,9 +178,7 @@ TEST_P(KernelAbiTest, ExpandKey) {
     const std::vector<uint8_t> key = RandomBytes(rng, key_bytes);
     auto checked = std::make_unique<KeySchedule>();
     std::memset(checked.get(), 0, sizeof(KeySchedule));
-    EXPECT_EQ(test::AbiCheckedCall(kernel_->expand_key, key.data(), key.size(),
-                                   checked.get()),
-              "");
+    EXPECT_EQ(test::AbiCheckedCall(kernel_->expand_key, key.data(), key.size(), checked.get()), "");
     kernel_->expand_key(key.data(), key.size(), schedule_.get());
     EXPECT_EQ(std::memcmp(checked.get(), schedule_.get(), sizeof(KeySchedule)), 0)
         << "the schedule differs from a direct call's";
@@ -197,8 +191,7 @@ TEST_P(KernelAbiTest, EncryptBlock) {
     ExpandDirectly(key_bytes);
     const Block in = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     Block checked{}, direct{};
-    EXPECT_EQ(test::AbiCheckedCall(kernel_->encrypt_block, *schedule_, in.data(),
-                                   checked.data()),
+    EXPECT_EQ(test::AbiCheckedCall(kernel_->encrypt_block, *schedule_, in.data(), checked.data()),
               "");
     kernel_->encrypt_block(*schedule_, in.data(), direct.data());
     EXPECT_EQ(checked, direct);
@@ -210,11 +203,9 @@ TEST_P(KernelAbiTest, Ghash) {
   for (size_t key_bytes : kKeySizes) {
     ExpandDirectly(key_bytes);
     for (size_t blocks : kBlockCounts) {
-      SCOPED_TRACE(testing::Message()
-                   << "key_bytes=" << key_bytes << " blocks=" << blocks);
+      SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes << " blocks=" << blocks);
       Block checked = {0x5e}, direct = {0x5e};
-      EXPECT_EQ(test::AbiCheckedCall(kernel_->ghash, *schedule_, checked.data(),
-                                     in.data(), blocks),
+      EXPECT_EQ(test::AbiCheckedCall(kernel_->ghash, *schedule_, checked.data(), in.data(), blocks),
                 "");
       kernel_->ghash(*schedule_, direct.data(), in.data(), blocks);
       EXPECT_EQ(checked, direct);
@@ -223,8 +214,8 @@ TEST_P(KernelAbiTest, Ghash) {
 }
 
 // seal_blocks and open_blocks have the same signature and are checked alike.
-void CheckBulk(const char* which, const KeySchedule& schedule,
-               decltype(Kernel::seal_blocks) bulk, const std::vector<uint8_t>& in) {
+void CheckBulk(const char* which, const KeySchedule& schedule, decltype(Kernel::seal_blocks) bulk,
+               const std::vector<uint8_t>& in) {
   for (size_t blocks : kBlockCounts) {
     SCOPED_TRACE(testing::Message() << which << " blocks=" << blocks);
     // A counter whose low 32 bits wrap partway through the longer runs.
@@ -232,12 +223,10 @@ void CheckBulk(const char* which, const KeySchedule& schedule,
     Block checked_counter = counter, direct_counter = counter;
     Block checked_x = {0x5e}, direct_x = {0x5e};
     std::vector<uint8_t> checked_out(blocks * 16), direct_out(blocks * 16);
-    EXPECT_EQ(test::AbiCheckedCall(bulk, schedule, checked_counter.data(),
-                                   checked_x.data(), in.data(), checked_out.data(),
-                                   blocks),
+    EXPECT_EQ(test::AbiCheckedCall(bulk, schedule, checked_counter.data(), checked_x.data(),
+                                   in.data(), checked_out.data(), blocks),
               "");
-    bulk(schedule, direct_counter.data(), direct_x.data(), in.data(),
-         direct_out.data(), blocks);
+    bulk(schedule, direct_counter.data(), direct_x.data(), in.data(), direct_out.data(), blocks);
     EXPECT_EQ(checked_counter, direct_counter);
     EXPECT_EQ(checked_x, direct_x);
     EXPECT_EQ(checked_out, direct_out);
@@ -262,8 +251,7 @@ TEST_P(KernelAbiTest, OpenBlocks) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Impl, KernelAbiTest,
-                         ::testing::ValuesIn(test::ImplementationsUnderTest()),
+INSTANTIATE_TEST_SUITE_P(Impl, KernelAbiTest, ::testing::ValuesIn(test::ImplementationsUnderTest()),
                          test::ImplementationTestName);
 
 }  // namespace

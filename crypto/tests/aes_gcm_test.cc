@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "crypto/testing/implementations.h"
 #include "crypto/testing/vector_file.h"
 #include "gmock/gmock.h"
@@ -25,8 +25,8 @@ constexpr char kSpecVectors[] = "crypto/tests/testdata/gcm_spec_vectors.txt";
 constexpr size_t kValidTagSizes[] = {4, 8, 12, 13, 14, 15, 16};
 
 std::string Hex(absl::Span<const uint8_t> bytes) {
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 Bytes RandomBytes(std::mt19937_64& rng, size_t size) {
@@ -56,8 +56,7 @@ class AesGcmTest : public ::testing::TestWithParam<std::string> {
   // Opens (iv, aad, ciphertext, tag) out of place and in place, expecting the
   // uniform decryption failure and a wiped output both times.
   void ExpectRejected(const ExpandedKey& key, absl::Span<const uint8_t> iv,
-                      absl::Span<const uint8_t> aad,
-                      absl::Span<const uint8_t> ciphertext,
+                      absl::Span<const uint8_t> aad, absl::Span<const uint8_t> ciphertext,
                       absl::Span<const uint8_t> tag, const std::string& what) {
     SCOPED_TRACE(what);
     Bytes out(ciphertext.size(), 0xAA);
@@ -72,22 +71,21 @@ class AesGcmTest : public ::testing::TestWithParam<std::string> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Impl, AesGcmTest,
-                         ::testing::ValuesIn(test::ImplementationsUnderTest()),
+INSTANTIATE_TEST_SUITE_P(Impl, AesGcmTest, ::testing::ValuesIn(test::ImplementationsUnderTest()),
                          test::ImplementationTestName);
 
 // --- Known answers -----------------------------------------------------------------
 
 TEST_P(AesGcmTest, SpecVectors) {
   using test::AttributeKind;
-  absl::StatusOr<std::vector<test::TestVector>> vectors = test::ReadTestVectors(
-      kSpecVectors, {{"Count", AttributeKind::kDecimal},
-                     {"Key", AttributeKind::kHex},
-                     {"IV", AttributeKind::kHex},
-                     {"AAD", AttributeKind::kHex},
-                     {"PT", AttributeKind::kHex},
-                     {"CT", AttributeKind::kHex},
-                     {"Tag", AttributeKind::kHex}});
+  absl::StatusOr<std::vector<test::TestVector>> vectors =
+      test::ReadTestVectors(kSpecVectors, {{"Count", AttributeKind::kDecimal},
+                                           {"Key", AttributeKind::kHex},
+                                           {"IV", AttributeKind::kHex},
+                                           {"AAD", AttributeKind::kHex},
+                                           {"PT", AttributeKind::kHex},
+                                           {"CT", AttributeKind::kHex},
+                                           {"Tag", AttributeKind::kHex}});
   ASSERT_TRUE(vectors.ok()) << vectors.status();
   ASSERT_EQ(vectors->size(), 18u);
 
@@ -112,8 +110,7 @@ TEST_P(AesGcmTest, SpecVectors) {
     EXPECT_EQ(Hex(out), Hex(ct));
     EXPECT_EQ(Hex(out_tag), Hex(tag));
     Bytes buffer = pt;
-    ASSERT_TRUE(
-        key->Seal(iv, aad, buffer, absl::MakeSpan(buffer), absl::MakeSpan(out_tag)).ok());
+    ASSERT_TRUE(key->Seal(iv, aad, buffer, absl::MakeSpan(buffer), absl::MakeSpan(out_tag)).ok());
     EXPECT_EQ(Hex(buffer), Hex(ct)) << "in place";
     EXPECT_EQ(Hex(out_tag), Hex(tag)) << "in place";
 
@@ -137,8 +134,8 @@ TEST_P(AesGcmTest, SpecVectors) {
       const Bytes prefix(tag.begin(), tag.begin() + tag_size);
       Bytes short_tag(tag_size, 0xAA);
       out.assign(pt.size(), 0xAA);
-      ASSERT_TRUE(short_key->Seal(iv, aad, pt, absl::MakeSpan(out), absl::MakeSpan(short_tag))
-                      .ok());
+      ASSERT_TRUE(
+          short_key->Seal(iv, aad, pt, absl::MakeSpan(out), absl::MakeSpan(short_tag)).ok());
       EXPECT_EQ(Hex(short_tag), Hex(prefix));
       out.assign(ct.size(), 0xAA);
       opened = short_key->Open(iv, aad, ct, prefix, absl::MakeSpan(out));
@@ -157,8 +154,7 @@ TEST_P(AesGcmTest, SpecVectors) {
 TEST_P(AesGcmTest, AcceptsAesKeySizes) {
   for (size_t size : {16, 24, 32}) {
     const Bytes raw(size, 0x5c);
-    absl::StatusOr<std::unique_ptr<ExpandedKey>> key =
-        ExpandedKey::Create(raw, GetParam());
+    absl::StatusOr<std::unique_ptr<ExpandedKey>> key = ExpandedKey::Create(raw, GetParam());
     ASSERT_TRUE(key.ok()) << size << ": " << key.status();
     EXPECT_EQ((*key)->key_bytes(), size);
     EXPECT_EQ((*key)->implementation(), GetParam());
@@ -168,13 +164,11 @@ TEST_P(AesGcmTest, AcceptsAesKeySizes) {
 TEST_P(AesGcmTest, RejectsOtherKeySizes) {
   for (size_t size : {0, 1, 15, 17, 23, 25, 31, 33, 64}) {
     const Bytes raw(size, 0x5c);
-    absl::StatusOr<std::unique_ptr<ExpandedKey>> key =
-        ExpandedKey::Create(raw, GetParam());
+    absl::StatusOr<std::unique_ptr<ExpandedKey>> key = ExpandedKey::Create(raw, GetParam());
     ASSERT_FALSE(key.ok()) << size;
     EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument) << size;
     EXPECT_THAT(std::string(key.status().message()), HasSubstr("16, 24 or 32"));
-    EXPECT_THAT(std::string(key.status().message()),
-                HasSubstr(absl::StrCat("not ", size)));
+    EXPECT_THAT(std::string(key.status().message()), HasSubstr(absl::StrCat("not ", size)));
   }
 }
 
@@ -235,8 +229,7 @@ TEST_P(AesGcmTest, RejectsOutputOfAnotherSize) {
   Bytes tag(16);
   for (size_t size : {0, 31, 33}) {
     Bytes out(size);
-    absl::Status status =
-        key->Seal(iv, {}, input, absl::MakeSpan(out), absl::MakeSpan(tag));
+    absl::Status status = key->Seal(iv, {}, input, absl::MakeSpan(out), absl::MakeSpan(tag));
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << size;
     EXPECT_THAT(std::string(status.message()), HasSubstr("output")) << size;
     status = key->Open(iv, {}, input, tag, absl::MakeSpan(out));
@@ -290,16 +283,16 @@ struct Message {
 
 // Empty plaintext and AAD, partial and whole blocks, 12-byte and other IVs, short tags.
 constexpr Message kMessages[] = {
-    {16, 0, 0, 12, 16},  {24, 0, 20, 12, 16}, {32, 1, 0, 12, 16},
-    {16, 16, 0, 8, 16},  {24, 33, 13, 12, 16}, {32, 47, 1, 60, 12},
-    {16, 64, 32, 1, 8},  {32, 5, 17, 16, 4},   {24, 0, 0, 13, 13},
+    {16, 0, 0, 12, 16}, {24, 0, 20, 12, 16},  {32, 1, 0, 12, 16},
+    {16, 16, 0, 8, 16}, {24, 33, 13, 12, 16}, {32, 47, 1, 60, 12},
+    {16, 64, 32, 1, 8}, {32, 5, 17, 16, 4},   {24, 0, 0, 13, 13},
 };
 
 TEST_P(AesGcmTest, RejectsEveryBitFlip) {
   std::mt19937_64 rng(1);
   for (const Message& m : kMessages) {
-    SCOPED_TRACE(absl::StrCat("key ", m.key_bytes, " pt ", m.plaintext_bytes, " aad ",
-                              m.aad_bytes, " iv ", m.iv_bytes, " tag ", m.tag_bytes));
+    SCOPED_TRACE(absl::StrCat("key ", m.key_bytes, " pt ", m.plaintext_bytes, " aad ", m.aad_bytes,
+                              " iv ", m.iv_bytes, " tag ", m.tag_bytes));
     const Bytes raw_key = RandomBytes(rng, m.key_bytes);
     const Bytes iv = RandomBytes(rng, m.iv_bytes);
     const Bytes aad = RandomBytes(rng, m.aad_bytes);

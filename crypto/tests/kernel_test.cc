@@ -38,8 +38,8 @@ class GuardedBuffer {
   explicit GuardedBuffer(size_t size) {
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     mapped_ = (size + page_ - 1) / page_ * page_ + page_;
-    base_ = static_cast<uint8_t*>(mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
-                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    base_ = static_cast<uint8_t*>(
+        mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     EXPECT_NE(base_, MAP_FAILED);
     EXPECT_EQ(mprotect(base_ + mapped_ - page_, page_, PROT_NONE), 0);
     data_ = base_ + mapped_ - page_ - size;
@@ -74,8 +74,7 @@ class KernelTest : public ::testing::TestWithParam<std::string> {
   const Kernel* kernel_ = nullptr;
 };
 
-INSTANTIATE_TEST_SUITE_P(Impl, KernelTest,
-                         ::testing::ValuesIn(test::ImplementationsUnderTest()),
+INSTANTIATE_TEST_SUITE_P(Impl, KernelTest, ::testing::ValuesIn(test::ImplementationsUnderTest()),
                          test::ImplementationTestName);
 
 TEST_P(KernelTest, Identity) {
@@ -171,8 +170,7 @@ TEST_P(KernelTest, GhashMatchesReference) {
     kernel_->encrypt_block(schedule, h, h);
     for (size_t blocks = 0; blocks <= 70; ++blocks) {
       // Dense operands (all ones) too, where a carry or a lost bit would show.
-      const Bytes data =
-          blocks % 3 == 0 ? Bytes(16 * blocks, 0xff) : RandomBytes(rng, 16 * blocks);
+      const Bytes data = blocks % 3 == 0 ? Bytes(16 * blocks, 0xff) : RandomBytes(rng, 16 * blocks);
       const Bytes start = RandomBytes(rng, 16);
       uint8_t x[16], expected[16];
       std::memcpy(x, start.data(), 16);
@@ -221,8 +219,8 @@ TEST_P(KernelTest, SealAndOpenMatchReference) {
         uint8_t ref_counter[16], ref_x[16];
         std::memcpy(ref_counter, counter_start.data(), 16);
         std::memcpy(ref_x, x_start.data(), 16);
-        test::ReferenceSeal(encrypt, h, ref_counter, ref_x, plaintext.data(),
-                            expected.data(), blocks);
+        test::ReferenceSeal(encrypt, h, ref_counter, ref_x, plaintext.data(), expected.data(),
+                            blocks);
 
         Bytes in_buffer(size + 16), out_buffer(size + 16);
         uint8_t* in = in_buffer.data() + in_offset;
@@ -233,9 +231,8 @@ TEST_P(KernelTest, SealAndOpenMatchReference) {
         std::memcpy(x, x_start.data(), 16);
         kernel_->seal_blocks(schedule, counter, x, in, out, blocks);
         const std::string where = "key_bytes " + std::to_string(key_bytes) + " blocks " +
-                                  std::to_string(blocks) + " start " +
-                                  std::to_string(start) + " in_place " +
-                                  std::to_string(in_place);
+                                  std::to_string(blocks) + " start " + std::to_string(start) +
+                                  " in_place " + std::to_string(in_place);
         ASSERT_EQ(ToHex(out, size), ToHex(expected)) << where;
         ASSERT_EQ(ToHex(counter, 16), ToHex(ref_counter, 16)) << where;
         ASSERT_EQ(ToHex(x, 16), ToHex(ref_x, 16)) << where;
@@ -291,8 +288,8 @@ TEST_P(KernelTest, SealAndOpenWholeRangeAtOnce) {
     counter_start[15] = 0x07;  // wraps after 249 blocks, inside a group
     const Bytes x_start = RandomBytes(rng, 16);
     Bytes expected(16 * blocks), expected_counter = counter_start, expected_x = x_start;
-    test::ReferenceSeal(aes.AsBlockCipher(), h, expected_counter.data(),
-                        expected_x.data(), plaintext.data(), expected.data(), blocks);
+    test::ReferenceSeal(aes.AsBlockCipher(), h, expected_counter.data(), expected_x.data(),
+                        plaintext.data(), expected.data(), blocks);
     Bytes buffer = plaintext;
     uint8_t counter[16], x[16];
     std::memcpy(counter, counter_start.data(), 16);

@@ -38,8 +38,7 @@ constexpr size_t kTagSizes[] = {4, 8, 12, 13, 14, 15, 16};
 uint64_t Seed() {
   static const uint64_t seed = [] {
     const char* env = std::getenv("SEALBOX_TEST_SEED");
-    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 0)
-                                          : uint64_t{0x5ea1b0c5};
+    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 0) : uint64_t{0x5ea1b0c5};
   }();
   return seed;
 }
@@ -55,8 +54,8 @@ Bytes RandomBytes(std::mt19937_64& rng, size_t size) {
 }
 
 std::string Hex(absl::Span<const uint8_t> bytes) {
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 // EXPECT_TRUE(SameBytes(actual, expected)): compares the bytes, and only when they
@@ -65,17 +64,16 @@ std::string Hex(absl::Span<const uint8_t> bytes) {
 ::testing::AssertionResult SameBytes(const Bytes& actual, const Bytes& expected) {
   if (actual == expected) return ::testing::AssertionSuccess();
   size_t first = 0;
-  while (first < actual.size() && first < expected.size() &&
-         actual[first] == expected[first]) {
+  while (first < actual.size() && first < expected.size() && actual[first] == expected[first]) {
     ++first;
   }
   const auto from_first = [first](const Bytes& bytes) {
     return Hex(absl::MakeConstSpan(bytes).subspan(std::min(first, bytes.size()), 64));
   };
   return ::testing::AssertionFailure()
-         << "first difference at byte " << first << " (sizes " << actual.size()
-         << " and " << expected.size() << ")\n  actual: ..." << from_first(actual)
-         << "\nexpected: ..." << from_first(expected);
+         << "first difference at byte " << first << " (sizes " << actual.size() << " and "
+         << expected.size() << ")\n  actual: ..." << from_first(actual) << "\nexpected: ..."
+         << from_first(expected);
 }
 
 // --- OpenSSL, the reference ------------------------------------------------------
@@ -90,12 +88,12 @@ std::string OpenSslErrors() {
   return errors;
 }
 
-#define OPENSSL_OK(call)                                                  \
-  do {                                                                    \
-    if ((call) != 1) {                                                    \
-      ADD_FAILURE() << "OpenSSL: " #call " failed: " << OpenSslErrors();  \
-      return false;                                                       \
-    }                                                                     \
+#define OPENSSL_OK(call)                                                 \
+  do {                                                                   \
+    if ((call) != 1) {                                                   \
+      ADD_FAILURE() << "OpenSSL: " #call " failed: " << OpenSslErrors(); \
+      return false;                                                      \
+    }                                                                    \
   } while (0)
 
 struct CipherCtxDeleter {
@@ -104,7 +102,7 @@ struct CipherCtxDeleter {
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
 
 const EVP_CIPHER* GcmCipher(size_t key_bytes) {
-  return key_bytes == 16 ? EVP_aes_128_gcm()
+  return key_bytes == 16   ? EVP_aes_128_gcm()
          : key_bytes == 24 ? EVP_aes_192_gcm()
                            : EVP_aes_256_gcm();
 }
@@ -112,27 +110,26 @@ const EVP_CIPHER* GcmCipher(size_t key_bytes) {
 bool OpenSslSeal(const Bytes& key, const Bytes& iv, const Bytes& aad, const Bytes& pt,
                  size_t tag_size, Bytes* ct, Bytes* tag) {
   CipherCtx ctx(EVP_CIPHER_CTX_new());
-  OPENSSL_OK(EVP_EncryptInit_ex(ctx.get(), GcmCipher(key.size()), nullptr, nullptr,
-                                nullptr));
-  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN,
-                                 static_cast<int>(iv.size()), nullptr));
+  OPENSSL_OK(EVP_EncryptInit_ex(ctx.get(), GcmCipher(key.size()), nullptr, nullptr, nullptr));
+  OPENSSL_OK(
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(iv.size()), nullptr));
   OPENSSL_OK(EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, key.data(), iv.data()));
   int len = 0;
   if (!aad.empty()) {
-    OPENSSL_OK(EVP_EncryptUpdate(ctx.get(), nullptr, &len, aad.data(),
-                                 static_cast<int>(aad.size())));
+    OPENSSL_OK(
+        EVP_EncryptUpdate(ctx.get(), nullptr, &len, aad.data(), static_cast<int>(aad.size())));
   }
   ct->assign(pt.size() + 16, 0);
   int written = 0;
   if (!pt.empty()) {
-    OPENSSL_OK(EVP_EncryptUpdate(ctx.get(), ct->data(), &written, pt.data(),
-                                 static_cast<int>(pt.size())));
+    OPENSSL_OK(
+        EVP_EncryptUpdate(ctx.get(), ct->data(), &written, pt.data(), static_cast<int>(pt.size())));
   }
   OPENSSL_OK(EVP_EncryptFinal_ex(ctx.get(), ct->data() + written, &len));
   ct->resize(written + len);
   tag->assign(tag_size, 0);
-  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG,
-                                 static_cast<int>(tag_size), tag->data()));
+  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(tag_size),
+                                 tag->data()));
   return true;
 }
 
@@ -140,25 +137,24 @@ bool OpenSslSeal(const Bytes& key, const Bytes& iv, const Bytes& aad, const Byte
 bool OpenSslOpen(const Bytes& key, const Bytes& iv, const Bytes& aad, const Bytes& ct,
                  const Bytes& tag, Bytes* pt) {
   CipherCtx ctx(EVP_CIPHER_CTX_new());
-  OPENSSL_OK(EVP_DecryptInit_ex(ctx.get(), GcmCipher(key.size()), nullptr, nullptr,
-                                nullptr));
-  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN,
-                                 static_cast<int>(iv.size()), nullptr));
+  OPENSSL_OK(EVP_DecryptInit_ex(ctx.get(), GcmCipher(key.size()), nullptr, nullptr, nullptr));
+  OPENSSL_OK(
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(iv.size()), nullptr));
   OPENSSL_OK(EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, key.data(), iv.data()));
   int len = 0;
   if (!aad.empty()) {
-    OPENSSL_OK(EVP_DecryptUpdate(ctx.get(), nullptr, &len, aad.data(),
-                                 static_cast<int>(aad.size())));
+    OPENSSL_OK(
+        EVP_DecryptUpdate(ctx.get(), nullptr, &len, aad.data(), static_cast<int>(aad.size())));
   }
   pt->assign(ct.size() + 16, 0);
   int written = 0;
   if (!ct.empty()) {
-    OPENSSL_OK(EVP_DecryptUpdate(ctx.get(), pt->data(), &written, ct.data(),
-                                 static_cast<int>(ct.size())));
+    OPENSSL_OK(
+        EVP_DecryptUpdate(ctx.get(), pt->data(), &written, ct.data(), static_cast<int>(ct.size())));
   }
   Bytes tag_copy = tag;  // SET_TAG takes a non-const pointer
-  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG,
-                                 static_cast<int>(tag.size()), tag_copy.data()));
+  OPENSSL_OK(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag.size()),
+                                 tag_copy.data()));
   if (EVP_DecryptFinal_ex(ctx.get(), pt->data() + written, &len) != 1) {
     ERR_clear_error();
     return false;
@@ -268,8 +264,8 @@ struct Case {
 std::string Describe(const Case& c) {
   return absl::StrCat("seed=", Seed(), " key=", c.key_bytes, " iv=", c.iv_bytes,
                       " aad=", c.aad_bytes, " text=", c.text_bytes, " tag=", c.tag_bytes,
-                      c.in_place ? " in-place" : " out-of-place",
-                      " in_offset=", c.in_offset, " out_offset=", c.out_offset);
+                      c.in_place ? " in-place" : " out-of-place", " in_offset=", c.in_offset,
+                      " out_offset=", c.out_offset);
 }
 
 class OpenSslDifferentialTest : public ::testing::TestWithParam<std::string> {
@@ -311,8 +307,7 @@ class OpenSslDifferentialTest : public ::testing::TestWithParam<std::string> {
     });
     EXPECT_TRUE(SameBytes(opened, pt)) << "opening OpenSSL's ciphertext";
     Bytes openssl_opened;
-    EXPECT_TRUE(OpenSslOpen(key, iv, aad, ct, tag, &openssl_opened))
-        << "OpenSSL rejects our tag";
+    EXPECT_TRUE(OpenSslOpen(key, iv, aad, ct, tag, &openssl_opened)) << "OpenSSL rejects our tag";
     EXPECT_TRUE(SameBytes(openssl_opened, pt)) << "OpenSSL opening our ciphertext";
     return !HasFailure();
   }

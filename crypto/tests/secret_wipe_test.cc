@@ -91,8 +91,7 @@ void* Allocate(size_t size, size_t alignment) {
   if (size == 0) size = 1;
   void* p = alignment <= alignof(std::max_align_t)
                 ? std::malloc(size)
-                : std::aligned_alloc(alignment,
-                                     (size + alignment - 1) / alignment * alignment);
+                : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
@@ -289,10 +288,8 @@ TEST_P(ExpandedKeyWipeTest, WholeScheduleWipedOnDestruction) {
     ASSERT_TRUE(expanded.ok()) << expanded.status();
     const Bytes iv(12, 1), plaintext = RandomBytes(100, 7);
     Bytes ciphertext(plaintext.size()), tag(16);
-    ASSERT_TRUE((*expanded)
-                    ->Seal(iv, {}, plaintext, absl::MakeSpan(ciphertext),
-                           absl::MakeSpan(tag))
-                    .ok());
+    ASSERT_TRUE(
+        (*expanded)->Seal(iv, {}, plaintext, absl::MakeSpan(ciphertext), absl::MakeSpan(tag)).ok());
     const size_t wipes_before = Watch::wipe_count();
     expanded->reset();
     watch.Stop();
@@ -323,15 +320,13 @@ TEST(SecretWipeTest, FailedOpenWipesItsOutput) {
   ASSERT_TRUE(expanded.ok());
   const Bytes iv(12, 2), plaintext = RandomBytes(77, 9);
   Bytes ciphertext(plaintext.size()), tag(16);
-  ASSERT_TRUE((*expanded)
-                  ->Seal(iv, {}, plaintext, absl::MakeSpan(ciphertext),
-                         absl::MakeSpan(tag))
-                  .ok());
+  ASSERT_TRUE(
+      (*expanded)->Seal(iv, {}, plaintext, absl::MakeSpan(ciphertext), absl::MakeSpan(tag)).ok());
   tag[15] ^= 1;
   Bytes opened(plaintext.size(), 0xee);
   Watch watch;
-  EXPECT_TRUE(IsDecryptionFailure(
-      (*expanded)->Open(iv, {}, ciphertext, tag, absl::MakeSpan(opened))));
+  EXPECT_TRUE(
+      IsDecryptionFailure((*expanded)->Open(iv, {}, ciphertext, tag, absl::MakeSpan(opened))));
   watch.Stop();
   EXPECT_TRUE(Watch::Wiped(opened.data(), opened.size()));
   EXPECT_EQ(opened, Bytes(opened.size(), 0));
@@ -345,8 +340,8 @@ TEST(SecretWipeTest, FailedOpenWipesItsOutput) {
 Bytes Prk(absl::Span<const uint8_t> salt, absl::Span<const uint8_t> ikm) {
   Bytes prk(32);
   unsigned int size = 0;
-  HMAC(EVP_sha256(), salt.data(), static_cast<int>(salt.size()), ikm.data(), ikm.size(),
-       prk.data(), &size);
+  HMAC(EVP_sha256(), salt.data(), static_cast<int>(salt.size()), ikm.data(), ikm.size(), prk.data(),
+       &size);
   return prk;
 }
 
@@ -368,8 +363,7 @@ TEST(SecretWipeTest, UnaryLeavesNoSecretBehind) {
     EpochId epoch_id;
     epoch_id.fill(0x3c);
     const Bytes info = Info("sealbox/v1/unary", kContext);
-    absl::StatusOr<SecretBytes> subkey =
-        HkdfSha256(material, epoch_id, info, material_bytes);
+    absl::StatusOr<SecretBytes> subkey = HkdfSha256(material, epoch_id, info, material_bytes);
     ASSERT_TRUE(subkey.ok());
     const Bytes subkey_bytes(subkey->span().begin(), subkey->span().end());
     const Bytes prk = Prk(epoch_id, material);
@@ -426,8 +420,7 @@ TEST(SecretWipeTest, StreamLeavesNoSecretBehind) {
   // Chunks that fill the segment buffer, and whole segments sealed directly.
   Bytes sealed;
   {
-    auto sealer = StreamSealer::CreateForTesting(material, kContext, aad, S, salt,
-                                                 prefix);
+    auto sealer = StreamSealer::CreateForTesting(material, kContext, aad, S, salt, prefix);
     ASSERT_TRUE(sealer.ok());
     const absl::Span<const uint8_t> all(plaintext);
     ASSERT_TRUE((*sealer)->Update(all.first(1000), sealed).ok());
@@ -435,8 +428,9 @@ TEST(SecretWipeTest, StreamLeavesNoSecretBehind) {
     ASSERT_TRUE((*sealer)->Update(all.subspan(1000 + S), sealed).ok());
     ASSERT_TRUE((*sealer)->Finish(sealed).ok());
   }
-  const StreamOpener::MaterialLookup lookup =
-      [&](uint32_t) -> absl::StatusOr<SecretBytes> { return SecretBytes(material); };
+  const StreamOpener::MaterialLookup lookup = [&](uint32_t) -> absl::StatusOr<SecretBytes> {
+    return SecretBytes(material);
+  };
   // The plaintext comes out into a growing vector: its old buffers must be wiped.
   Bytes opened;
   {
@@ -444,8 +438,7 @@ TEST(SecretWipeTest, StreamLeavesNoSecretBehind) {
     const absl::Span<const uint8_t> all(sealed);
     for (size_t at = 0; at < all.size(); at += 3000) {
       ASSERT_TRUE(
-          opener->Update(all.subspan(at, std::min<size_t>(3000, all.size() - at)), opened)
-              .ok());
+          opener->Update(all.subspan(at, std::min<size_t>(3000, all.size() - at)), opened).ok());
     }
     ASSERT_TRUE(opener->Finish(opened).ok());
   }

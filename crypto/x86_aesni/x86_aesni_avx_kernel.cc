@@ -11,8 +11,7 @@
 namespace sealbox::crypto::kernel {
 namespace {
 
-#define SEALBOX_AESNI_LOOPS_TARGET \
-  __attribute__((target("sse2,ssse3,aes,pclmul,avx")))
+#define SEALBOX_AESNI_LOOPS_TARGET __attribute__((target("sse2,ssse3,aes,pclmul,avx")))
 #include "crypto/x86_aesni/aesni_loops.inc"
 #undef SEALBOX_AESNI_LOOPS_TARGET
 

@@ -42,8 +42,7 @@ struct Product {
 };
 
 // acc += a * h, where h_karatsuba holds (h0 ^ h1) in its low half.
-SEALBOX_X86_AESNI inline void MulAdd(Product& acc, __m128i a, __m128i h,
-                                     __m128i h_karatsuba) {
+SEALBOX_X86_AESNI inline void MulAdd(Product& acc, __m128i a, __m128i h, __m128i h_karatsuba) {
   acc.lo = _mm_xor_si128(acc.lo, _mm_clmulepi64_si128(a, h, 0x00));
   acc.hi = _mm_xor_si128(acc.hi, _mm_clmulepi64_si128(a, h, 0x11));
   const __m128i a_folded = _mm_xor_si128(a, _mm_shuffle_epi32(a, 0x4e));
@@ -71,8 +70,8 @@ SEALBOX_X86_AESNI inline __m128i Reduce(const Product& p) {
 SEALBOX_X86_AESNI inline __m128i Dot(__m128i a, __m128i b) {
   const __m128i lo = _mm_clmulepi64_si128(a, b, 0x00);
   const __m128i hi = _mm_clmulepi64_si128(a, b, 0x11);
-  const __m128i mid = _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01),
-                                    _mm_clmulepi64_si128(a, b, 0x10));
+  const __m128i mid =
+      _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10));
   return MontgomeryReduce(_mm_xor_si128(lo, _mm_slli_si128(mid, 8)),
                           _mm_xor_si128(hi, _mm_srli_si128(mid, 8)));
 }

@@ -11,15 +11,13 @@ namespace {
 // moves nothing, so the last round's SubBytes leaves SubWord in every column.
 SEALBOX_X86_AESNI uint32_t SubWord(uint32_t word) {
   const __m128i state = _mm_set1_epi32(static_cast<int>(word));
-  return static_cast<uint32_t>(
-      _mm_cvtsi128_si32(_mm_aesenclast_si128(state, _mm_setzero_si128())));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_aesenclast_si128(state, _mm_setzero_si128())));
 }
 
 // Words as little-endian loads of the key bytes, so RotWord is a right rotation.
 uint32_t RotWord(uint32_t word) { return (word >> 8) | (word << 24); }
 
-constexpr uint8_t kRcon[10] = {0x01, 0x02, 0x04, 0x08, 0x10,
-                               0x20, 0x40, 0x80, 0x1b, 0x36};
+constexpr uint8_t kRcon[10] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36};
 
 }  // namespace
 
@@ -45,8 +43,7 @@ SEALBOX_X86_AESNI void ExpandKey(const uint8_t* key, size_t key_bytes,
   SecureWipe(w, sizeof(w));
 
   // H' = ByteReverse(AES_K(0)) * x, then its powers by POLYVAL's product.
-  const __m128i h = MulX(_mm_shuffle_epi8(EncryptOne(*s, _mm_setzero_si128()),
-                                          ByteReverseMask()));
+  const __m128i h = MulX(_mm_shuffle_epi8(EncryptOne(*s, _mm_setzero_si128()), ByteReverseMask()));
   __m128i power = h;
   for (int i = kPowers - 1; i >= 0; --i) {
     s->h_powers[i] = power;
@@ -55,15 +52,14 @@ SEALBOX_X86_AESNI void ExpandKey(const uint8_t* key, size_t key_bytes,
   }
 }
 
-SEALBOX_X86_AESNI void EncryptBlock(const kernel::KeySchedule& schedule,
-                                    const uint8_t in[16], uint8_t out[16]) {
+SEALBOX_X86_AESNI void EncryptBlock(const kernel::KeySchedule& schedule, const uint8_t in[16],
+                                    uint8_t out[16]) {
   const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                   EncryptOne(ScheduleOf(schedule), block));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), EncryptOne(ScheduleOf(schedule), block));
 }
 
-SEALBOX_X86_AESNI void Ghash(const kernel::KeySchedule& schedule, uint8_t x[16],
-                             const uint8_t* in, size_t blocks) {
+SEALBOX_X86_AESNI void Ghash(const kernel::KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
+                             size_t blocks) {
   const Schedule& s = ScheduleOf(schedule);
   const __m128i reverse = ByteReverseMask();
   __m128i acc = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<__m128i*>(x)), reverse);

@@ -44,10 +44,8 @@ inline const Schedule& ScheduleOf(const kernel::KeySchedule& schedule) {
 
 // kernel::Kernel entry points (see kernel.h).
 void ExpandKey(const uint8_t* key, size_t key_bytes, kernel::KeySchedule* schedule);
-void EncryptBlock(const kernel::KeySchedule& schedule, const uint8_t in[16],
-                  uint8_t out[16]);
-void Ghash(const kernel::KeySchedule& schedule, uint8_t x[16], const uint8_t* in,
-           size_t blocks);
+void EncryptBlock(const kernel::KeySchedule& schedule, const uint8_t in[16], uint8_t out[16]);
+void Ghash(const kernel::KeySchedule& schedule, uint8_t x[16], const uint8_t* in, size_t blocks);
 
 // For the kernels' own loops and tails.
 
@@ -60,14 +58,14 @@ SEALBOX_X86_AESNI inline __m128i EncryptOne(const Schedule& s, __m128i block) {
 
 // The POLYVAL-form accumulator `acc` absorbs n <= kPowers blocks at `in` (GCM byte
 // order) with one reduction.
-SEALBOX_X86_AESNI inline __m128i GhashAggregate(const Schedule& s, __m128i acc,
-                                             const uint8_t* in, size_t n) {
+SEALBOX_X86_AESNI inline __m128i GhashAggregate(const Schedule& s, __m128i acc, const uint8_t* in,
+                                                size_t n) {
   const __m128i reverse = ByteReverseMask();
   Product p;
   const size_t first = kPowers - n;
   for (size_t j = 0; j < n; ++j) {
-    __m128i block = _mm_shuffle_epi8(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * j)), reverse);
+    __m128i block =
+        _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * j)), reverse);
     if (j == 0) block = _mm_xor_si128(block, acc);
     MulAdd(p, block, s.h_powers[first + j], s.h_karatsuba[first + j]);
   }
@@ -109,22 +107,20 @@ SEALBOX_X86_AESNI inline __m128i LoadCounter(const uint8_t counter[16]) {
                           ByteReverseMask());
 }
 SEALBOX_X86_AESNI inline void StoreCounter(__m128i counter, uint8_t out[16]) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                   _mm_shuffle_epi8(counter, ByteReverseMask()));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_shuffle_epi8(counter, ByteReverseMask()));
 }
 
 // CTR over n blocks (any n; the kernels use it for tails): out = in ^ AES(counter++).
 // No GHASH. `in` may equal `out`.
-SEALBOX_X86_AESNI inline void CtrBlocks(const Schedule& s, __m128i& counter,
-                                        const uint8_t* in, uint8_t* out, size_t n) {
+SEALBOX_X86_AESNI inline void CtrBlocks(const Schedule& s, __m128i& counter, const uint8_t* in,
+                                        uint8_t* out, size_t n) {
   const __m128i reverse = ByteReverseMask();
   const __m128i one = _mm_set_epi32(0, 0, 0, 1);
   for (size_t j = 0; j < n; ++j) {
     const __m128i keystream = EncryptOne(s, _mm_shuffle_epi8(counter, reverse));
     counter = _mm_add_epi32(counter, one);
     const __m128i text = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * j));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * j),
-                     _mm_xor_si128(text, keystream));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * j), _mm_xor_si128(text, keystream));
   }
 }
 

@@ -6,8 +6,8 @@
 // VPCLMULQDQ ymm (latency 5) issues only once per 2 cycles there, so GHASH, not
 // AES, bounds this loop: Karatsuba's three multiplies per vector instead of four
 // (Schedule::h_karatsuba), and one reduction per run of two groups
-// (x86::GhashStep), the 32 powers the schedule keeps. The eight AES states, three product accumulators and
-// the block being hashed fill the sixteen YMM registers, so round keys, powers and
+// (x86::GhashStep), the 32 powers the schedule keeps. The eight AES states, three product
+// accumulators and the block being hashed fill the sixteen YMM registers, so round keys, powers and
 // the hashed ciphertext are memory operands (L1 loads, which have ports to spare).
 // Tails of up to 15 blocks run two blocks to a vector as well. Key expansion,
 // single blocks and GHASH of AAD are the shared x86 code (crypto/x86_common).
@@ -26,9 +26,9 @@ namespace {
 
 using x86::Schedule;
 
-constexpr size_t kLanes = 2;                       // blocks per vector
-constexpr size_t kVectors = 8;                     // vectors per iteration
-constexpr size_t kGroup = kLanes * kVectors;       // blocks per iteration
+constexpr size_t kLanes = 2;                  // blocks per vector
+constexpr size_t kVectors = 8;                // vectors per iteration
+constexpr size_t kGroup = kLanes * kVectors;  // blocks per iteration
 constexpr size_t kGroupBytes = kGroup * kBlockBytes;
 constexpr size_t kVectorBytes = kLanes * kBlockBytes;
 
@@ -65,8 +65,7 @@ struct WideProduct {
 
 // p += x * h lane by lane; hk holds (h0 ^ h1) in each lane's low half
 // (Schedule::h_karatsuba).
-SEALBOX_X86_VAES256 inline void MulAdd(WideProduct& p, __m256i x, __m256i h,
-                                       __m256i hk) {
+SEALBOX_X86_VAES256 inline void MulAdd(WideProduct& p, __m256i x, __m256i h, __m256i hk) {
   p.lo = _mm256_xor_si256(p.lo, _mm256_clmulepi64_epi128(x, h, 0x00));
   p.hi = _mm256_xor_si256(p.hi, _mm256_clmulepi64_epi128(x, h, 0x11));
   const __m256i folded = _mm256_xor_si256(x, _mm256_shuffle_epi32(x, 0x4e));
@@ -88,10 +87,9 @@ SEALBOX_X86_VAES256 inline __m128i Reduce(const WideProduct& p) {
 // between the groups of a run. The round count is fixed at compile time, so the
 // rounds unroll and the multiplies sit between them.
 template <int kRounds, bool kCrypt, bool kHash>
-SEALBOX_X86_VAES256 inline void Group(const Schedule& s, __m256i& counters,
-                                      __m128i& acc, WideProduct& pending,
-                                      x86::GhashStep step, const uint8_t* hashed,
-                                      const uint8_t* in, uint8_t* out) {
+SEALBOX_X86_VAES256 inline void Group(const Schedule& s, __m256i& counters, __m128i& acc,
+                                      WideProduct& pending, x86::GhashStep step,
+                                      const uint8_t* hashed, const uint8_t* in, uint8_t* out) {
   static_assert(kRounds - 1 >= static_cast<int>(kVectors));
   __m256i b[kVectors];
   if (kCrypt) {
@@ -165,18 +163,15 @@ SEALBOX_X86_VAES256 void Groups(const Schedule& s, __m256i& counters, __m128i& a
                                 out + (groups - 1) * kGroupBytes, nullptr, nullptr);
   } else {
     for (size_t g = 0; g < groups; ++g) {
-      Group<kRounds, true, true>(s, counters, acc, pending,
-                                 x86::StepOf(g, groups, kRun, kGroup),
-                                 in + g * kGroupBytes, in + g * kGroupBytes,
-                                 out + g * kGroupBytes);
+      Group<kRounds, true, true>(s, counters, acc, pending, x86::StepOf(g, groups, kRun, kGroup),
+                                 in + g * kGroupBytes, in + g * kGroupBytes, out + g * kGroupBytes);
     }
   }
 }
 
 // `acc` absorbs n (1..kGroup) blocks at `in`, two to a vector, with one reduction.
 // An odd last block fills the low lane and zeroes the high one.
-SEALBOX_X86_VAES256 __m128i GhashTail(const Schedule& s, __m128i acc, const uint8_t* in,
-                                      size_t n) {
+SEALBOX_X86_VAES256 __m128i GhashTail(const Schedule& s, __m128i acc, const uint8_t* in, size_t n) {
   WideProduct p{};
   const size_t first = x86::kPowers - n;
   for (size_t done = 0; done < n; done += kLanes) {
@@ -189,8 +184,8 @@ SEALBOX_X86_VAES256 __m128i GhashTail(const Schedule& s, __m128i acc, const uint
       h = Load(power);
       hk = Load(karatsuba);
     } else {
-      x = ByteReverse(_mm256_zextsi128_si256(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block))));
+      x = ByteReverse(
+          _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block))));
       h = _mm256_zextsi128_si256(_mm_load_si128(power));
       hk = _mm256_zextsi128_si256(_mm_load_si128(karatsuba));
     }
@@ -226,22 +221,26 @@ SEALBOX_X86_VAES256 void CtrTail(const Schedule& s, __m256i counters, const uint
 
 template <bool kSeal>
 SEALBOX_X86_VAES256 void Blocks(const KeySchedule& schedule, uint8_t counter_bytes[16],
-                                uint8_t x[16], const uint8_t* in, uint8_t* out,
-                                size_t blocks) {
+                                uint8_t x[16], const uint8_t* in, uint8_t* out, size_t blocks) {
   const Schedule& s = x86::ScheduleOf(schedule);
   const __m128i reverse = x86::ByteReverseMask();
   const __m128i counter = x86::LoadCounter(counter_bytes);
   __m128i acc = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<__m128i*>(x)), reverse);
   // Lane k counts from counter + k.
-  __m256i counters = _mm256_add_epi32(Broadcast(counter),
-                                      _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0));
+  __m256i counters = _mm256_add_epi32(Broadcast(counter), _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0));
 
   const size_t groups = blocks / kGroup;
   if (groups > 0) {
     switch (s.rounds) {
-      case 10: Groups<10, kSeal>(s, counters, acc, in, out, groups); break;
-      case 12: Groups<12, kSeal>(s, counters, acc, in, out, groups); break;
-      default: Groups<14, kSeal>(s, counters, acc, in, out, groups); break;
+      case 10:
+        Groups<10, kSeal>(s, counters, acc, in, out, groups);
+        break;
+      case 12:
+        Groups<12, kSeal>(s, counters, acc, in, out, groups);
+        break;
+      default:
+        Groups<14, kSeal>(s, counters, acc, in, out, groups);
+        break;
     }
     in += groups * kGroupBytes;
     out += groups * kGroupBytes;
@@ -254,20 +253,19 @@ SEALBOX_X86_VAES256 void Blocks(const KeySchedule& schedule, uint8_t counter_byt
   }
 
   // inc32 `blocks` times (blocks < 2^32 by GCM's limit, enforced by the mode layer).
-  x86::StoreCounter(
-      _mm_add_epi32(counter, _mm_set_epi32(0, 0, 0, static_cast<int>(blocks))),
-      counter_bytes);
+  x86::StoreCounter(_mm_add_epi32(counter, _mm_set_epi32(0, 0, 0, static_cast<int>(blocks))),
+                    counter_bytes);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm_shuffle_epi8(acc, reverse));
   _mm256_zeroupper();
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   Blocks<true>(schedule, counter, x, in, out, blocks);
 }
 
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   Blocks<false>(schedule, counter, x, in, out, blocks);
 }
 

@@ -24,18 +24,19 @@
 #include "crypto/x86_common/x86_schedule.h"
 #include "crypto/x86_vaes/x86_vaes.h"
 
-#define SEALBOX_X86_VAES512                                                   \
-  __attribute__((target("sse2,ssse3,aes,pclmul,avx,avx2,vaes,vpclmulqdq,"   \
-                        "avx512f,avx512bw,avx512vl")))
+#define SEALBOX_X86_VAES512                                    \
+  __attribute__((                                              \
+      target("sse2,ssse3,aes,pclmul,avx,avx2,vaes,vpclmulqdq," \
+             "avx512f,avx512bw,avx512vl")))
 
 namespace sealbox::crypto::kernel {
 namespace {
 
 using x86::Schedule;
 
-constexpr size_t kLanes = 4;                       // blocks per vector
-constexpr size_t kVectors = 8;                     // vectors per iteration
-constexpr size_t kGroup = kLanes * kVectors;       // blocks per iteration
+constexpr size_t kLanes = 4;                  // blocks per vector
+constexpr size_t kVectors = 8;                // vectors per iteration
+constexpr size_t kGroup = kLanes * kVectors;  // blocks per iteration
 constexpr size_t kGroupBytes = kGroup * kBlockBytes;
 constexpr size_t kVectorBytes = kLanes * kBlockBytes;
 
@@ -54,8 +55,7 @@ inline __mmask64 BlocksMask(size_t blocks) {
 
 // The XOR of a vector's four 128-bit lanes.
 SEALBOX_X86_VAES512 inline __m128i XorLanes(__m512i v) {
-  const __m256i half = _mm256_xor_si256(_mm512_castsi512_si256(v),
-                                        _mm512_extracti64x4_epi64(v, 1));
+  const __m256i half = _mm256_xor_si256(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
   return _mm_xor_si128(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
 }
 
@@ -69,8 +69,7 @@ struct WideProduct {
 
 // p += x * h lane by lane; hk holds (h0 ^ h1) in each lane's low half
 // (Schedule::h_karatsuba).
-SEALBOX_X86_VAES512 inline void MulAdd(WideProduct& p, __m512i x, __m512i h,
-                                       __m512i hk) {
+SEALBOX_X86_VAES512 inline void MulAdd(WideProduct& p, __m512i x, __m512i h, __m512i hk) {
   p.lo = _mm512_xor_si512(p.lo, _mm512_clmulepi64_epi128(x, h, 0x00));
   p.hi = _mm512_xor_si512(p.hi, _mm512_clmulepi64_epi128(x, h, 0x11));
   const __m512i folded = _mm512_xor_si512(x, _mm512_shuffle_epi32(x, _MM_PERM_BADC));
@@ -87,8 +86,7 @@ SEALBOX_X86_VAES512 inline __m128i Reduce(const WideProduct& p) {
   const __m512i t = _mm512_xor_si512(_mm512_shuffle_epi32(lo, _MM_PERM_BADC),
                                      _mm512_clmulepi64_epi128(lo, poly, 0x10));
   return XorLanes(_mm512_ternarylogic_epi64(_mm512_shuffle_epi32(t, _MM_PERM_BADC),
-                                            _mm512_clmulepi64_epi128(t, poly, 0x10),
-                                            hi, 0x96));
+                                            _mm512_clmulepi64_epi128(t, poly, 0x10), hi, 0x96));
 }
 
 // A group's blocks, one vector per kLanes blocks.
@@ -101,9 +99,8 @@ using GroupVectors = __m512i[kVectors];
 // between them. The caller loads and stores, so that a sealed group's ciphertext
 // stays in registers to be hashed during the next group's rounds.
 template <int kRounds, bool kCrypt, bool kHash>
-SEALBOX_X86_VAES512 inline void Group(const Schedule& s, __m512i& counters,
-                                      __m128i& acc, const GroupVectors& hashed,
-                                      const uint8_t* in, uint8_t* out,
+SEALBOX_X86_VAES512 inline void Group(const Schedule& s, __m512i& counters, __m128i& acc,
+                                      const GroupVectors& hashed, const uint8_t* in, uint8_t* out,
                                       GroupVectors& result) {
   __m512i b[kVectors];
   if (kCrypt) {
@@ -151,8 +148,7 @@ SEALBOX_X86_VAES512 inline void Group(const Schedule& s, __m512i& counters,
 }
 
 // `acc` absorbs n (1..kPowers) blocks at `in`, with one reduction.
-SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc,
-                                        const uint8_t* in, size_t n) {
+SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc, const uint8_t* in, size_t n) {
   WideProduct p{};
   const __m128i* powers = &s.h_powers[x86::kPowers - n];
   const __m128i* karatsuba = &s.h_karatsuba[x86::kPowers - n];
@@ -167,8 +163,8 @@ SEALBOX_X86_VAES512 __m128i GhashTail(const Schedule& s, __m128i acc,
 }
 
 // CTR over the n (< 32) blocks of a tail, four at a time.
-SEALBOX_X86_VAES512 void CtrTail(const Schedule& s, __m512i counters,
-                                   const uint8_t* in, uint8_t* out, size_t n) {
+SEALBOX_X86_VAES512 void CtrTail(const Schedule& s, __m512i counters, const uint8_t* in,
+                                 uint8_t* out, size_t n) {
   const __m512i step = Broadcast(_mm_set_epi32(0, 0, 0, static_cast<int>(kLanes)));
   for (size_t done = 0; done < n; done += kLanes) {
     __m512i b = _mm512_xor_si512(ByteReverse(counters), Broadcast(s.round_keys[0]));
@@ -208,16 +204,14 @@ SEALBOX_X86_VAES512 void Groups(const Schedule& s, __m512i& counters, __m128i& a
       for (size_t j = 0; j < kVectors; ++j) {
         hashed[j] = _mm512_loadu_si512(group_in + j * kVectorBytes);
       }
-      Group<kRounds, true, true>(s, counters, acc, hashed, group_in,
-                                 out + h * kGroupBytes, result);
+      Group<kRounds, true, true>(s, counters, acc, hashed, group_in, out + h * kGroupBytes, result);
     }
   }
 }
 
 template <bool kSeal>
 SEALBOX_X86_VAES512 void Blocks(const KeySchedule& schedule, uint8_t counter_bytes[16],
-                                uint8_t x[16], const uint8_t* in, uint8_t* out,
-                                size_t blocks) {
+                                uint8_t x[16], const uint8_t* in, uint8_t* out, size_t blocks) {
   const Schedule& s = x86::ScheduleOf(schedule);
   const __m128i reverse = x86::ByteReverseMask();
   const __m128i counter = x86::LoadCounter(counter_bytes);
@@ -229,9 +223,15 @@ SEALBOX_X86_VAES512 void Blocks(const KeySchedule& schedule, uint8_t counter_byt
   const size_t groups = blocks / kGroup;
   if (groups > 0) {
     switch (s.rounds) {
-      case 10: Groups<10, kSeal>(s, counters, acc, in, out, groups); break;
-      case 12: Groups<12, kSeal>(s, counters, acc, in, out, groups); break;
-      default: Groups<14, kSeal>(s, counters, acc, in, out, groups); break;
+      case 10:
+        Groups<10, kSeal>(s, counters, acc, in, out, groups);
+        break;
+      case 12:
+        Groups<12, kSeal>(s, counters, acc, in, out, groups);
+        break;
+      default:
+        Groups<14, kSeal>(s, counters, acc, in, out, groups);
+        break;
     }
     in += groups * kGroupBytes;
     out += groups * kGroupBytes;
@@ -244,20 +244,19 @@ SEALBOX_X86_VAES512 void Blocks(const KeySchedule& schedule, uint8_t counter_byt
   }
 
   // inc32 `blocks` times (blocks < 2^32 by GCM's limit, enforced by the mode layer).
-  x86::StoreCounter(
-      _mm_add_epi32(counter, _mm_set_epi32(0, 0, 0, static_cast<int>(blocks))),
-      counter_bytes);
+  x86::StoreCounter(_mm_add_epi32(counter, _mm_set_epi32(0, 0, 0, static_cast<int>(blocks))),
+                    counter_bytes);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm_shuffle_epi8(acc, reverse));
   _mm256_zeroupper();
 }
 
-void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void SealBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   Blocks<true>(schedule, counter, x, in, out, blocks);
 }
 
-void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16],
-                const uint8_t* in, uint8_t* out, size_t blocks) {
+void OpenBlocks(const KeySchedule& schedule, uint8_t counter[16], uint8_t x[16], const uint8_t* in,
+                uint8_t* out, size_t blocks) {
   Blocks<false>(schedule, counter, x, in, out, blocks);
 }
 

@@ -3,12 +3,9 @@
 namespace sealbox::server {
 namespace {
 
-static_assert(NumberedAsKeyAlgorithm(v1::ALGORITHM_UNSPECIFIED, v1::AES_128_GCM,
-                                     v1::AES_256_GCM));
+static_assert(NumberedAsKeyAlgorithm(v1::ALGORITHM_UNSPECIFIED, v1::AES_128_GCM, v1::AES_256_GCM));
 static_assert(NumberedAsVersionState(v1::ENABLED, v1::DISABLED, v1::DESTROYED));
 static_assert(NumberedAsOperation(v1::SEAL, v1::OPEN, v1::REWRAP, v1::GENERATE_DATA_KEY));
-
-
 
 // Times are whole seconds, and create_time is always set (even to the epoch).
 void SetSeconds(absl::Time time, google::protobuf::Timestamp* out) {
@@ -45,8 +42,7 @@ v1::Key ToProto(const KeyInfo& key) {
   out.set_min_available_version(key.min_available_version);
   if (key.rotation_period > absl::ZeroDuration()) {
     out.mutable_rotation_period()->set_seconds(absl::ToInt64Seconds(key.rotation_period));
-    SetSeconds(key.primary_create_time + key.rotation_period,
-               out.mutable_next_rotation_time());
+    SetSeconds(key.primary_create_time + key.rotation_period, out.mutable_next_rotation_time());
   }
   for (const KeyVersionInfo& version : key.versions) {
     v1::KeyVersion* v = out.add_versions();
@@ -95,8 +91,6 @@ TokenRequest FromProto(const v1::IssueTokenRequest& request) {
   return out;
 }
 
-KeyAlgorithm FromProto(v1::Algorithm algorithm) {
-  return static_cast<KeyAlgorithm>(algorithm);
-}
+KeyAlgorithm FromProto(v1::Algorithm algorithm) { return static_cast<KeyAlgorithm>(algorithm); }
 
 }  // namespace sealbox::server

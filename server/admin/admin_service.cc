@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
-#include "server/audit/audit_call.h"
 #include "server/admin/admin_protos.h"
+#include "server/audit/audit_call.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
 
@@ -72,8 +72,7 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   const absl::Time started = absl::Now();
   std::optional<AuditRecord> record;
   if (audit_ != nullptr) {
-    record = StartAuditRecord(*audit_, *context, v1::Admin::service_full_name(), method,
-                              started);
+    record = StartAuditRecord(*audit_, *context, v1::Admin::service_full_name(), method, started);
     AuditTarget(request, method, *record);
   }
   // A stale keystore may not know of a revoked admin token: refuse before judging one.
@@ -81,11 +80,11 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   absl::StatusOr<Principal> caller =
       status.ok() ? authenticator_->Admin(*context, keystore_->snapshot()) : status;
   status = caller.status();
-  if (status.ok() && caller->grant != nullptr && caller->grant->read_only &&
-      !OnlyReads(method)) {
-    status = absl::PermissionDeniedError(absl::StrCat(
-        "this admin token is read-only: it may call ListTenants, ListKeys, GetKey and "
-        "ListAdminTokens, not ", method));
+  if (status.ok() && caller->grant != nullptr && caller->grant->read_only && !OnlyReads(method)) {
+    status = absl::PermissionDeniedError(
+        absl::StrCat("this admin token is read-only: it may call ListTenants, ListKeys, GetKey and "
+                     "ListAdminTokens, not ",
+                     method));
   }
   // Admin calls change the store or report on it: none while it cannot be reached
   // (after a moment's wait).
@@ -115,21 +114,24 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   return reactor;
 }
 
-grpc::ServerUnaryReactor* AdminService::CreateTenant(
-    grpc::CallbackServerContext* context, const v1::CreateTenantRequest* request,
-    v1::Tenant* response) {
-  return Run(context, "CreateTenant", *request, *response, [&](const Principal&) { return Into(keystore_->CreateTenant(request->name()), response); });
+grpc::ServerUnaryReactor* AdminService::CreateTenant(grpc::CallbackServerContext* context,
+                                                     const v1::CreateTenantRequest* request,
+                                                     v1::Tenant* response) {
+  return Run(context, "CreateTenant", *request, *response, [&](const Principal&) {
+    return Into(keystore_->CreateTenant(request->name()), response);
+  });
 }
 
-grpc::ServerUnaryReactor* AdminService::DeleteTenant(
-    grpc::CallbackServerContext* context, const v1::DeleteTenantRequest* request,
-    v1::DeleteTenantResponse* response) {
-  return Run(context, "DeleteTenant", *request, *response, [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
+grpc::ServerUnaryReactor* AdminService::DeleteTenant(grpc::CallbackServerContext* context,
+                                                     const v1::DeleteTenantRequest* request,
+                                                     v1::DeleteTenantResponse* response) {
+  return Run(context, "DeleteTenant", *request, *response,
+             [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
 }
 
-grpc::ServerUnaryReactor* AdminService::ListTenants(
-    grpc::CallbackServerContext* context, const v1::ListTenantsRequest* request,
-    v1::ListTenantsResponse* response) {
+grpc::ServerUnaryReactor* AdminService::ListTenants(grpc::CallbackServerContext* context,
+                                                    const v1::ListTenantsRequest* request,
+                                                    v1::ListTenantsResponse* response) {
   return Run(context, "ListTenants", *request, *response, [&](const Principal&) -> absl::Status {
     absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->ListTenants();
     if (!tenants.ok()) return tenants.status();
@@ -138,18 +140,17 @@ grpc::ServerUnaryReactor* AdminService::ListTenants(
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::IssueToken(
-    grpc::CallbackServerContext* context, const v1::IssueTokenRequest* request,
-    v1::IssueTokenResponse* response) {
+grpc::ServerUnaryReactor* AdminService::IssueToken(grpc::CallbackServerContext* context,
+                                                   const v1::IssueTokenRequest* request,
+                                                   v1::IssueTokenResponse* response) {
   return Run(context, "IssueToken", *request, *response, [&](const Principal&) {
-    return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)),
-                response);
+    return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)), response);
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::RevokeToken(
-    grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
-    v1::RevokeTokenResponse* response) {
+grpc::ServerUnaryReactor* AdminService::RevokeToken(grpc::CallbackServerContext* context,
+                                                    const v1::RevokeTokenRequest* request,
+                                                    v1::RevokeTokenResponse* response) {
   return Run(context, "RevokeToken", *request, *response, [&](const Principal&) {
     return keystore_->RevokeToken(request->tenant(), request->token_id());
   });
@@ -159,9 +160,9 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
                                                   const v1::CreateKeyRequest* request,
                                                   v1::Key* response) {
   return Run(context, "CreateKey", *request, *response, [&](const Principal&) {
-    return Into(keystore_->CreateKey(request->tenant(), request->key(),
-                                     FromProto(request->algorithm())),
-                response);
+    return Into(
+        keystore_->CreateKey(request->tenant(), request->key(), FromProto(request->algorithm())),
+        response);
   });
 }
 
@@ -172,24 +173,21 @@ grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* c
     const std::string& material = request->material();
     return Into(keystore_->ImportKey(
                     request->tenant(), request->key(),
-                    absl::Span<const uint8_t>(
-                        reinterpret_cast<const uint8_t*>(material.data()),
-                        material.size())),
+                    absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(material.data()),
+                                              material.size())),
                 response);
   });
 }
 
 grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* context,
-                                                  const v1::KeyRef* request,
-                                                  v1::Key* response) {
+                                                  const v1::KeyRef* request, v1::Key* response) {
   return Run(context, "RotateKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->RotateKey(request->tenant(), request->key()), response);
   });
 }
 
 grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* context,
-                                               const v1::KeyRef* request,
-                                               v1::Key* response) {
+                                               const v1::KeyRef* request, v1::Key* response) {
   return Run(context, "GetKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->GetKey(request->tenant(), request->key()), response);
   });
@@ -207,8 +205,8 @@ grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* co
 }
 
 grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
-    grpc::CallbackServerContext* context,
-    const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) {
+    grpc::CallbackServerContext* context, const v1::SetMinDecryptionVersionRequest* request,
+    v1::Key* response) {
   return Run(context, "SetMinDecryptionVersion", *request, *response, [&](const Principal&) {
     return Into(keystore_->SetMinDecryptionVersion(request->tenant(), request->key(),
                                                    request->min_decryption_version()),
@@ -216,22 +214,22 @@ grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(
-    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
-    v1::Key* response) {
+grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(grpc::CallbackServerContext* context,
+                                                          const v1::KeyVersionRef* request,
+                                                          v1::Key* response) {
   return Run(context, "DisableKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetVersionState(request->tenant(), request->key(),
-                                           request->version(), VersionState::kDisabled),
+    return Into(keystore_->SetVersionState(request->tenant(), request->key(), request->version(),
+                                           VersionState::kDisabled),
                 response);
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(
-    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
-    v1::Key* response) {
+grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(grpc::CallbackServerContext* context,
+                                                         const v1::KeyVersionRef* request,
+                                                         v1::Key* response) {
   return Run(context, "EnableKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetVersionState(request->tenant(), request->key(),
-                                           request->version(), VersionState::kEnabled),
+    return Into(keystore_->SetVersionState(request->tenant(), request->key(), request->version(),
+                                           VersionState::kEnabled),
                 response);
   });
 }
@@ -240,18 +238,17 @@ grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* con
                                                 const v1::TrimKeyRequest* request,
                                                 v1::Key* response) {
   return Run(context, "TrimKey", *request, *response, [&](const Principal&) {
-    return Into(keystore_->TrimKey(request->tenant(), request->key(),
-                                   request->min_available_version()),
-                response);
+    return Into(
+        keystore_->TrimKey(request->tenant(), request->key(), request->min_available_version()),
+        response);
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(
-    grpc::CallbackServerContext* context, const v1::KeyVersionRef* request,
-    v1::Key* response) {
+grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(grpc::CallbackServerContext* context,
+                                                          const v1::KeyVersionRef* request,
+                                                          v1::Key* response) {
   return Run(context, "DestroyKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->DestroyVersion(request->tenant(), request->key(),
-                                          request->version()),
+    return Into(keystore_->DestroyVersion(request->tenant(), request->key(), request->version()),
                 response);
   });
 }
@@ -266,18 +263,18 @@ grpc::ServerUnaryReactor* AdminService::SetRotationPeriod(
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::IssueAdminToken(
-    grpc::CallbackServerContext* context, const v1::IssueAdminTokenRequest* request,
-    v1::IssueTokenResponse* response) {
+grpc::ServerUnaryReactor* AdminService::IssueAdminToken(grpc::CallbackServerContext* context,
+                                                        const v1::IssueAdminTokenRequest* request,
+                                                        v1::IssueTokenResponse* response) {
   return Run(context, "IssueAdminToken", *request, *response, [&](const Principal&) {
     TokenRequest token{request->description(), {}, FromProto(request->ttl()), {}};
     return Into(keystore_->IssueAdminToken(token, request->read_only()), response);
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(
-    grpc::CallbackServerContext* context, const v1::RevokeAdminTokenRequest* request,
-    v1::RevokeTokenResponse* response) {
+grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(grpc::CallbackServerContext* context,
+                                                         const v1::RevokeAdminTokenRequest* request,
+                                                         v1::RevokeTokenResponse* response) {
   return Run(context, "RevokeAdminToken", *request, *response, [&](const Principal&) {
     if (request->token_id() != "bootstrap") {
       return keystore_->RevokeAdminToken(request->token_id());
@@ -291,9 +288,9 @@ grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(
   });
 }
 
-grpc::ServerUnaryReactor* AdminService::ListAdminTokens(
-    grpc::CallbackServerContext* context, const v1::ListAdminTokensRequest* request,
-    v1::ListAdminTokensResponse* response) {
+grpc::ServerUnaryReactor* AdminService::ListAdminTokens(grpc::CallbackServerContext* context,
+                                                        const v1::ListAdminTokensRequest* request,
+                                                        v1::ListAdminTokensResponse* response) {
   return Run(context, "ListAdminTokens", *request, *response, [&](const Principal&) {
     *response = ToProto(keystore_->ListAdminTokens());
     const std::string sha256 = authenticator_->BootstrapAdminSha256();

@@ -15,10 +15,9 @@ class AdminService final : public v1::Admin::CallbackService {
  public:
   // `audit`: where each call's audit record goes; null when admin calls are not
   // audited.
-  AdminService(Keystore* keystore, const Authenticator* authenticator,
-               Metrics* metrics, AuditLog* audit)
-      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics),
-        audit_(audit) {}
+  AdminService(Keystore* keystore, const Authenticator* authenticator, Metrics* metrics,
+               AuditLog* audit)
+      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics), audit_(audit) {}
 
   grpc::ServerUnaryReactor* CreateTenant(grpc::CallbackServerContext* context,
                                          const v1::CreateTenantRequest* request,
@@ -54,16 +53,15 @@ class AdminService final : public v1::Admin::CallbackService {
                                       const v1::ImportKeyRequest* request,
                                       v1::Key* response) override;
   grpc::ServerUnaryReactor* RotateKey(grpc::CallbackServerContext* context,
-                                      const v1::KeyRef* request,
-                                      v1::Key* response) override;
-  grpc::ServerUnaryReactor* GetKey(grpc::CallbackServerContext* context,
-                                   const v1::KeyRef* request, v1::Key* response) override;
+                                      const v1::KeyRef* request, v1::Key* response) override;
+  grpc::ServerUnaryReactor* GetKey(grpc::CallbackServerContext* context, const v1::KeyRef* request,
+                                   v1::Key* response) override;
   grpc::ServerUnaryReactor* ListKeys(grpc::CallbackServerContext* context,
                                      const v1::ListKeysRequest* request,
                                      v1::ListKeysResponse* response) override;
   grpc::ServerUnaryReactor* SetMinDecryptionVersion(
-      grpc::CallbackServerContext* context,
-      const v1::SetMinDecryptionVersionRequest* request, v1::Key* response) override;
+      grpc::CallbackServerContext* context, const v1::SetMinDecryptionVersionRequest* request,
+      v1::Key* response) override;
   grpc::ServerUnaryReactor* DisableKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;
@@ -71,8 +69,7 @@ class AdminService final : public v1::Admin::CallbackService {
                                              const v1::KeyVersionRef* request,
                                              v1::Key* response) override;
   grpc::ServerUnaryReactor* TrimKey(grpc::CallbackServerContext* context,
-                                    const v1::TrimKeyRequest* request,
-                                    v1::Key* response) override;
+                                    const v1::TrimKeyRequest* request, v1::Key* response) override;
   grpc::ServerUnaryReactor* DestroyKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;
@@ -82,11 +79,9 @@ class AdminService final : public v1::Admin::CallbackService {
   // nothing), runs `operation(caller)` to fill `response`, counts, logs and audits
   // the call, and finishes it.
   template <typename Operation>
-  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
-                                const char* method,
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const char* method,
                                 const google::protobuf::Message& request,
-                                const google::protobuf::Message& response,
-                                Operation operation);
+                                const google::protobuf::Message& response, Operation operation);
 
   Keystore* keystore_;
   const Authenticator* authenticator_;

@@ -44,8 +44,8 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(AuditLogOptions options
   if (options.path != "-") {
     fd = open(options.path.c_str(), kOpenFlags, kFileMode);
     if (fd < 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot open --audit-log ", options.path, ": ", std::strerror(errno)));
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot open --audit-log ", options.path, ": ", std::strerror(errno)));
     }
   }
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(options), fd, metrics));

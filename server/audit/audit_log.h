@@ -42,8 +42,7 @@ class AuditLog {
   static constexpr size_t kFlushLines = 1024;
 
   // Opens (creates, mode 0600, appending) the file. Errors name the path and why.
-  static absl::StatusOr<std::unique_ptr<AuditLog>> Open(AuditLogOptions options,
-                                                        Metrics* metrics);
+  static absl::StatusOr<std::unique_ptr<AuditLog>> Open(AuditLogOptions options, Metrics* metrics);
   // Writes what is queued, then closes.
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
@@ -72,7 +71,7 @@ class AuditLog {
   Metrics* const metrics_;
   const std::string id_prefix_;
   std::atomic<uint64_t> next_sequence_{0};
-  int fd_;  // the writer thread's (and the destructor's, once it has stopped)
+  int fd_;                // the writer thread's (and the destructor's, once it has stopped)
   bool failing_ = false;  // the last write failed (writer thread only)
   absl::Mutex mu_;
   std::vector<AuditRecord> pending_ ABSL_GUARDED_BY(mu_);

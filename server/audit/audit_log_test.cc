@@ -65,13 +65,14 @@ TEST(AuditRecordTest, IsOneLineOfJsonWithFixedFields) {
   record.client_request_id = "abc \"quoted\"";
   std::string line;
   AppendAuditLine(record, line);
-  EXPECT_EQ(line,
-            "{\"time\":\"2025-12-05T14:00:00.123456Z\",\"request_id\":\"r7\","
-            "\"service\":\"sealbox.v1.Crypto\",\"method\":\"Seal\",\"code\":\"OK\","
-            "\"latency_us\":52,\"peer\":\"ipv4:127.0.0.1:41234\",\"credential\":\"token\","
-            "\"token_id\":\"9c1d0e5a7b3f2e11\",\"tenant\":\"acme\",\"key\":\"orders\",\"key_version\":3,"
-            "\"request_bytes\":1035,\"response_bytes\":1085,"
-            "\"client_request_id\":\"abc \\\"quoted\\\"\"}\n");
+  EXPECT_EQ(
+      line,
+      "{\"time\":\"2025-12-05T14:00:00.123456Z\",\"request_id\":\"r7\","
+      "\"service\":\"sealbox.v1.Crypto\",\"method\":\"Seal\",\"code\":\"OK\","
+      "\"latency_us\":52,\"peer\":\"ipv4:127.0.0.1:41234\",\"credential\":\"token\","
+      "\"token_id\":\"9c1d0e5a7b3f2e11\",\"tenant\":\"acme\",\"key\":\"orders\",\"key_version\":3,"
+      "\"request_bytes\":1035,\"response_bytes\":1085,"
+      "\"client_request_id\":\"abc \\\"quoted\\\"\"}\n");
 }
 
 TEST(AuditRecordTest, TimesAreUtcWithSixDigitsOfMicroseconds) {
@@ -101,14 +102,12 @@ TEST(AuditRecordTest, BatchesListTheirKeys) {
   record.code = absl::StatusCode::kOk;
   std::string line;
   AppendAuditLine(record, line);
-  EXPECT_NE(line.find("\"items\":3,\"failed_items\":1,\"keys\":[\"a\",\"b\"]}"),
-            std::string::npos)
+  EXPECT_NE(line.find("\"items\":3,\"failed_items\":1,\"keys\":[\"a\",\"b\"]}"), std::string::npos)
       << line;
   record.keys_truncated = true;
   line.clear();
   AppendAuditLine(record, line);
-  EXPECT_NE(line.find("\"keys\":[\"a\",\"b\"],\"keys_truncated\":true"), std::string::npos)
-      << line;
+  EXPECT_NE(line.find("\"keys\":[\"a\",\"b\"],\"keys_truncated\":true"), std::string::npos) << line;
 }
 
 TEST(AuditLevelTest, ParsesTheThreeLevels) {
@@ -179,13 +178,11 @@ TEST(AuditLogTest, ReopenFollowsLogrotatesRename) {
 // /dev/full fails every write with ENOSPC, as a full disk does.
 TEST(AuditLogTest, AFullDiskDropsLinesAndCountsThem) {
   Metrics metrics;
-  absl::StatusOr<std::unique_ptr<AuditLog>> log =
-      AuditLog::Open({.path = "/dev/full"}, &metrics);
+  absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open({.path = "/dev/full"}, &metrics);
   ASSERT_TRUE(log.ok()) << log.status();
   for (int i = 0; i < 10; ++i) (*log)->Record(SealRecord(i));
   EXPECT_TRUE(Eventually([&] {
-    return Counter(metrics, "sealbox_audit_lines_dropped_total{reason=\"write_failed\"}") ==
-           10;
+    return Counter(metrics, "sealbox_audit_lines_dropped_total{reason=\"write_failed\"}") == 10;
   }));
   EXPECT_EQ(Counter(metrics, "sealbox_audit_lines_written_total"), 0);
 }

@@ -32,8 +32,8 @@ void AppendTime(absl::Time time, std::string& out) {
     fraction += kMicrosPerSecond;
   }
   if (second != cached_second) {
-    cached_text = absl::FormatTime("%Y-%m-%dT%H:%M:%S", absl::FromUnixSeconds(second),
-                                   absl::UTCTimeZone());
+    cached_text =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%S", absl::FromUnixSeconds(second), absl::UTCTimeZone());
     cached_second = second;
   }
   char digits[8] = {'.', '0', '0', '0', '0', '0', '0', 'Z'};

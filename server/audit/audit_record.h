@@ -17,9 +17,9 @@ namespace sealbox::server {
 struct AuditRecord {
   absl::Time time;  // when the request arrived
   absl::Duration latency;
-  absl::string_view service;  // "sealbox.v1.Crypto" or "sealbox.v1.Admin"
-  absl::string_view method;   // "Seal"
-  std::string request_id;     // this server's (audit_log.h)
+  absl::string_view service;      // "sealbox.v1.Crypto" or "sealbox.v1.Admin"
+  absl::string_view method;       // "Seal"
+  std::string request_id;         // this server's (audit_log.h)
   std::string client_request_id;  // the caller's x-request-id, if it sent one
   std::string peer;               // gRPC's peer address, "ipv4:10.0.0.7:41234"
   absl::StatusCode code = absl::StatusCode::kOk;
@@ -38,7 +38,7 @@ struct AuditRecord {
   int items = 0;
   int failed_items = 0;
   std::vector<std::string> keys;  // at most kMaxAuditedKeys
-  bool keys_truncated = false;     // it named more
+  bool keys_truncated = false;    // it named more
   // Serialized request and response messages (a stream's, all of them).
   int64_t request_bytes = 0;
   int64_t response_bytes = 0;

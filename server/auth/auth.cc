@@ -44,8 +44,7 @@ std::optional<std::string> CertificateName(const grpc::ServerContextBase& contex
 // nothing usable about any token.
 Authenticator::Authenticator(const std::string& admin_token,
                              std::map<std::string, std::string> cert_tenants,
-                             AuthFailureLimiter* limiter, Metrics* metrics,
-                             CatchUp catch_up)
+                             AuthFailureLimiter* limiter, Metrics* metrics, CatchUp catch_up)
     : limiter_(limiter),
       metrics_(metrics),
       cert_tenants_(std::move(cert_tenants)),
@@ -76,8 +75,7 @@ Authenticator::Verdict Authenticator::Limited(
   // Only failures that could be guessing count against the address: a valid token on
   // the wrong plane, or one that has expired, is a mistake, not an attack.
   if (limiter_ != nullptr && absl::IsUnauthenticated(verdict.status) &&
-      absl::string_view(verdict.reason) != "expired" &&
-      limiter_->RecordFailure(peer_address())) {
+      absl::string_view(verdict.reason) != "expired" && limiter_->RecordFailure(peer_address())) {
     Log("auth_limited", "warning")
         .Add("peer_address", address)
         .Add("plane", plane)
@@ -88,16 +86,15 @@ Authenticator::Verdict Authenticator::Limited(
   return verdict;
 }
 
-absl::StatusOr<Principal> Authenticator::Identify(
-    const grpc::ServerContextBase& context,
-    std::shared_ptr<const Snapshot>& snapshot) const {
+absl::StatusOr<Principal> Authenticator::Identify(const grpc::ServerContextBase& context,
+                                                  std::shared_ptr<const Snapshot>& snapshot) const {
   Verdict verdict = Limited(context, "data", &Authenticator::CheckTenant, snapshot);
   if (!verdict.status.ok()) return verdict.status;
   return std::move(verdict.principal);
 }
 
-absl::StatusOr<Principal> Authenticator::Admin(
-    const grpc::ServerContextBase& context, std::shared_ptr<const Snapshot> snapshot) const {
+absl::StatusOr<Principal> Authenticator::Admin(const grpc::ServerContextBase& context,
+                                               std::shared_ptr<const Snapshot> snapshot) const {
   Verdict verdict = Limited(context, "admin", &Authenticator::CheckAdmin, snapshot);
   if (!verdict.status.ok()) return verdict.status;
   return std::move(verdict.principal);
@@ -108,9 +105,7 @@ bool Authenticator::IsAdminToken(const std::string& sha256) const {
          CRYPTO_memcmp(sha256.data(), admin_token_sha256_->data(), sha256.size()) == 0;
 }
 
-std::string Authenticator::BootstrapAdminSha256() const {
-  return admin_token_sha256_.value_or("");
-}
+std::string Authenticator::BootstrapAdminSha256() const { return admin_token_sha256_.value_or(""); }
 
 std::string Principal::token_id() const {
   if (grant != nullptr) return grant->id;
@@ -126,9 +121,8 @@ bool Expired(const TokenGrant& grant) {
 
 }  // namespace
 
-Authenticator::Verdict Authenticator::CheckTenant(
-    const grpc::ServerContextBase& context,
-    std::shared_ptr<const Snapshot>& snapshot) const {
+Authenticator::Verdict Authenticator::CheckTenant(const grpc::ServerContextBase& context,
+                                                  std::shared_ptr<const Snapshot>& snapshot) const {
   if (std::optional<std::string> token = BearerToken(context)) {
     // Hashed once: the lookups and the comparison with the admin token share it.
     const std::string digest = TokenSha256(*token);
@@ -160,17 +154,14 @@ Authenticator::Verdict Authenticator::CheckTenant(
   if (std::optional<std::string> name = CertificateName(context)) {
     auto it = cert_tenants_.find(*name);
     if (it != cert_tenants_.end()) return {absl::OkStatus(), "", Principal{it->second, {}}};
-    return {absl::UnauthenticatedError("client certificate is not mapped to a tenant"),
-            "invalid"};
+    return {absl::UnauthenticatedError("client certificate is not mapped to a tenant"), "invalid"};
   }
-  return {absl::UnauthenticatedError(
-              "missing credentials: send 'authorization: Bearer <token>'"),
+  return {absl::UnauthenticatedError("missing credentials: send 'authorization: Bearer <token>'"),
           "missing"};
 }
 
-Authenticator::Verdict Authenticator::CheckAdmin(
-    const grpc::ServerContextBase& context,
-    std::shared_ptr<const Snapshot>& snapshot) const {
+Authenticator::Verdict Authenticator::CheckAdmin(const grpc::ServerContextBase& context,
+                                                 std::shared_ptr<const Snapshot>& snapshot) const {
   std::optional<std::string> token = BearerToken(context);
   if (!token.has_value()) {
     return {absl::UnauthenticatedError(
@@ -195,12 +186,10 @@ Authenticator::Verdict Authenticator::CheckAdmin(
   }
   if (grant.ok() && !(*grant)->retired) {
     if ((*grant)->tenant != kAdminTokensTenant) {
-      return {absl::PermissionDeniedError("admin calls need an admin token"),
-              "wrong_plane"};
+      return {absl::PermissionDeniedError("admin calls need an admin token"), "wrong_plane"};
     }
     if (Expired(**grant)) return {absl::UnauthenticatedError("token expired"), "expired"};
-    return {absl::OkStatus(), "",
-            Principal{std::string(kAdminTokensTenant), *std::move(grant)}};
+    return {absl::OkStatus(), "", Principal{std::string(kAdminTokensTenant), *std::move(grant)}};
   }
   return {absl::UnauthenticatedError("invalid admin token"), "invalid"};
 }

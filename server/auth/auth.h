@@ -4,8 +4,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,8 +44,7 @@ class Authenticator {
   // limited addresses get RESOURCE_EXHAUSTED before any credential is looked at.
   // `catch_up` is asked once about a token the snapshot does not know, before it is
   // refused. Any of the three may be null.
-  Authenticator(const std::string& admin_token,
-                std::map<std::string, std::string> cert_tenants,
+  Authenticator(const std::string& admin_token, std::map<std::string, std::string> cert_tenants,
                 AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr,
                 CatchUp catch_up = nullptr);
 

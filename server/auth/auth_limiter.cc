@@ -1,7 +1,7 @@
 #include "server/auth/auth_limiter.h"
 
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace sealbox::server {
 
@@ -23,11 +23,10 @@ absl::Status AuthFailureLimiter::Check(absl::string_view address, absl::Time now
   absl::MutexLock lock(&mutex_);
   auto it = peers_.find(address);
   if (it == peers_.end() || now >= it->second.limited_until) return absl::OkStatus();
-  const int64_t seconds = absl::ToInt64Seconds(absl::Ceil(
-      it->second.limited_until - now, absl::Seconds(1)));
+  const int64_t seconds =
+      absl::ToInt64Seconds(absl::Ceil(it->second.limited_until - now, absl::Seconds(1)));
   return absl::ResourceExhaustedError(absl::StrCat(
-      "too many failed authentication attempts from this address; retry in ", seconds,
-      " s"));
+      "too many failed authentication attempts from this address; retry in ", seconds, " s"));
 }
 
 bool AuthFailureLimiter::RecordFailure(absl::string_view address, absl::Time now) {

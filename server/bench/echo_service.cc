@@ -92,8 +92,7 @@ class DiscardReactor : public grpc::ServerReadReactor<EchoMessage> {
 }  // namespace
 
 grpc::ServerUnaryReactor* EchoService::Echo(grpc::CallbackServerContext* context,
-                                            const EchoMessage* request,
-                                            EchoMessage* response) {
+                                            const EchoMessage* request, EchoMessage* response) {
   // A copy, as Seal and Open copy their output into the response.
   response->set_data(request->data());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();

@@ -15,12 +15,11 @@ class EchoService final : public sealbox::bench::Echo::CallbackService {
                                  const sealbox::bench::EchoMessage* request,
                                  sealbox::bench::EchoMessage* response) override;
 
-  grpc::ServerBidiReactor<sealbox::bench::EchoMessage, sealbox::bench::EchoMessage>*
-  EchoStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<sealbox::bench::EchoMessage, sealbox::bench::EchoMessage>* EchoStream(
+      grpc::CallbackServerContext* context) override;
 
   grpc::ServerReadReactor<sealbox::bench::EchoMessage>* Discard(
-      grpc::CallbackServerContext* context,
-      sealbox::bench::DiscardSummary* summary) override;
+      grpc::CallbackServerContext* context, sealbox::bench::DiscardSummary* summary) override;
 };
 
 }  // namespace sealbox::server::bench

@@ -88,8 +88,7 @@ double SecondsSince(Clock::time_point start) {
 }
 
 [[noreturn]] void Fail(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "keystore_scale: %s: %s\n", what.c_str(),
-               status.ToString().c_str());
+  std::fprintf(stderr, "keystore_scale: %s: %s\n", what.c_str(), status.ToString().c_str());
   std::exit(1);
 }
 
@@ -123,9 +122,9 @@ bool ResetPeakRss() {
 }
 
 struct Memory {
-  int64_t rss = 0;     // VmRSS
-  int64_t heap = 0;    // malloc'd bytes in use, every arena plus mmapped chunks
-  int64_t secret = 0;  // mapped for secrets (crypto/secret), locked or not
+  int64_t rss = 0;        // VmRSS
+  int64_t heap = 0;       // malloc'd bytes in use, every arena plus mmapped chunks
+  int64_t secret = 0;     // mapped for secrets (crypto/secret), locked or not
   int64_t heap_free = 0;  // free bytes malloc keeps (holes malloc_trim cannot return)
 };
 
@@ -216,8 +215,7 @@ struct Store {
   bool etcd() const { return !prefix.empty(); }
 };
 
-std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store,
-                                                   const server::Kek& kek) {
+std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store, const server::Kek& kek) {
   if (store.etcd()) {
     server::etcd::EtcdStorageOptions options;
     options.etcd.endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
@@ -236,8 +234,7 @@ std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store,
   return *std::move(storage);
 }
 
-std::unique_ptr<server::Keystore> OpenFresh(const Store& store,
-                                            const server::Kek& kek) {
+std::unique_ptr<server::Keystore> OpenFresh(const Store& store, const server::Kek& kek) {
   auto keystore = server::Keystore::Open(StorageOf(store, kek));
   if (!keystore.ok()) Fail("Keystore::Open", keystore.status());
   return *std::move(keystore);
@@ -278,8 +275,7 @@ int Run() {
   const int opens = std::max(1, absl::GetFlag(FLAGS_opens));
   const int64_t keys = int64_t{tenants} * keys_per_tenant;
   if (tenants < 1 || keys_per_tenant < 1) {
-    std::fprintf(stderr,
-                 "keystore_scale: --tenants and --keys_per_tenant must be >= 1\n");
+    std::fprintf(stderr, "keystore_scale: --tenants and --keys_per_tenant must be >= 1\n");
     return 2;
   }
   auto implementation = crypto::DefaultImplementation();
@@ -352,8 +348,7 @@ int Run() {
   for (const auto& [tenant_name, tenant] : snapshot->tenants()) {
     for (const auto& [key_name, key] : tenant->keys) all_keys.push_back(key.get());
   }
-  const int seal_keys =
-      std::clamp<int64_t>(absl::GetFlag(FLAGS_seal_keys), 1, all_keys.size());
+  const int seal_keys = std::clamp<int64_t>(absl::GetFlag(FLAGS_seal_keys), 1, all_keys.size());
   std::vector<const server::KeyEntry*> sample;
   for (int i = 0; i < seal_keys; ++i) {
     sample.push_back(all_keys[static_cast<size_t>(i) * all_keys.size() / seal_keys]);
@@ -377,8 +372,8 @@ int Run() {
     server::DropIdleEpochs(*snapshot);
     dropped = server::DropIdleEpochs(*snapshot);
     idle = MemoryNow();
-    after_drop = TimeSeals(sample, 1, static_cast<size_t>(std::max(
-                                          0, absl::GetFlag(FLAGS_seal_bytes))));
+    after_drop =
+        TimeSeals(sample, 1, static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_seal_bytes))));
   }
 
   // ---- Report ----------------------------------------------------------------------
@@ -397,13 +392,12 @@ int Run() {
   const int64_t held_heap = loaded.heap - before.heap;
   std::printf("\n");
   if (store.etcd()) {
-    row("etcd", absl::StrFormat("prefix %s on %s (imported in %.2f s)", store.prefix,
-                                absl::StrJoin(absl::GetFlag(FLAGS_etcd_endpoints), ","),
-                                write_seconds));
+    row("etcd",
+        absl::StrFormat("prefix %s on %s (imported in %.2f s)", store.prefix,
+                        absl::StrJoin(absl::GetFlag(FLAGS_etcd_endpoints), ","), write_seconds));
   } else {
-    row("file",
-        absl::StrFormat("%s (%.0f bytes per key; written in %.2f s)", Mib(file.size()),
-                        double(file.size()) / keys, write_seconds));
+    row("file", absl::StrFormat("%s (%.0f bytes per key; written in %.2f s)", Mib(file.size()),
+                                double(file.size()) / keys, write_seconds));
   }
   row("Keystore::Open (median)",
       absl::StrFormat("%.3f s  (runs: %s)", open_s, seconds_list(open_times)));
@@ -412,15 +406,14 @@ int Run() {
   row("  Snapshot::Build", absl::StrFormat("%.3f s", Median(build_times)));
   row("held: RSS growth",
       absl::StrFormat("%s (%.0f bytes per key)", Mib(held_rss), double(held_rss) / keys));
-  row("held: heap growth", absl::StrFormat("%s (%.0f bytes per key)", Mib(held_heap),
-                                           double(held_heap) / keys));
+  row("held: heap growth",
+      absl::StrFormat("%s (%.0f bytes per key)", Mib(held_heap), double(held_heap) / keys));
   if (peak_known) {
     row("peak RSS during Open", absl::StrCat("+", Mib(peak_rss - before.rss)));
   }
   row("process RSS, loaded", Mib(loaded.rss));
   row(absl::StrFormat("first Seal (%d keys)", seal_keys),
-      absl::StrFormat("median %s, max %s  (derives the epoch)",
-                      Micros(Median(seals.first)),
+      absl::StrFormat("median %s, max %s  (derives the epoch)", Micros(Median(seals.first)),
                       Micros(*std::max_element(seals.first.begin(), seals.first.end()))));
   row(absl::StrFormat("later Seal (%zu)", seals.later.size()),
       absl::StrFormat("median %s  (%d-byte plaintext)", Micros(Median(seals.later)),
@@ -435,17 +428,15 @@ int Run() {
                                 : double(sampled.heap - loaded.heap) / seal_keys,
                       static_cast<long long>(from_rest ? rest : seal_keys)));
   if (absl::GetFlag(FLAGS_warm_all)) {
-    row("every key sealed once",
-        absl::StrFormat("RSS +%s over loaded, process %s", Mib(warm.rss - loaded.rss),
-                        Mib(warm.rss)));
-    row("  of which secret memory",
-        absl::StrFormat("+%s (%.0f bytes per key; %s of it locked)",
-                        Mib(warm.secret - loaded.secret),
-                        double(warm.secret - loaded.secret) / keys,
-                        Mib(crypto::LockedMemoryStats().locked_bytes)));
-    row("  and heap", absl::StrFormat("+%s in use, +%s free in malloc's arenas",
-                                      Mib(warm.heap - loaded.heap),
-                                      Mib(warm.heap_free - loaded.heap_free)));
+    row("every key sealed once", absl::StrFormat("RSS +%s over loaded, process %s",
+                                                 Mib(warm.rss - loaded.rss), Mib(warm.rss)));
+    row("  of which secret memory", absl::StrFormat("+%s (%.0f bytes per key; %s of it locked)",
+                                                    Mib(warm.secret - loaded.secret),
+                                                    double(warm.secret - loaded.secret) / keys,
+                                                    Mib(crypto::LockedMemoryStats().locked_bytes)));
+    row("  and heap",
+        absl::StrFormat("+%s in use, +%s free in malloc's arenas", Mib(warm.heap - loaded.heap),
+                        Mib(warm.heap_free - loaded.heap_free)));
   }
 
   if (absl::GetFlag(FLAGS_drop_idle)) {
@@ -461,14 +452,12 @@ int Run() {
 
   const bool open_met = open_s < kTargetOpenSeconds;
   const bool memory_met = held_rss / kMiB < kTargetMiB;
-  std::printf(
-      "\ntargets%s:\n",
-      keys == kTargetKeys ? "" : " (set for 100,000 keys; this run has another count)");
-  std::printf("  %-28s %-10s %s\n", "loads in under 3 s",
-              absl::StrFormat("%.2f s", open_s).c_str(), open_met ? "met" : "MISSED");
+  std::printf("\ntargets%s:\n",
+              keys == kTargetKeys ? "" : " (set for 100,000 keys; this run has another count)");
+  std::printf("  %-28s %-10s %s\n", "loads in under 3 s", absl::StrFormat("%.2f s", open_s).c_str(),
+              open_met ? "met" : "MISSED");
   std::printf("  %-28s %-10s %s\n", "uses under 256 MiB",
-              absl::StrFormat("%.0f MiB", held_rss / kMiB).c_str(),
-              memory_met ? "met" : "MISSED");
+              absl::StrFormat("%.0f MiB", held_rss / kMiB).c_str(), memory_met ? "met" : "MISSED");
   // Issue 18's: the same 256 MiB with every key sealed once, and a first Seal after a
   // drop under 50 us (median over the sample).
   bool warm_met = true, redrive_met = true;
@@ -476,8 +465,7 @@ int Run() {
     const int64_t warm_rss = warm.rss - before.rss;
     warm_met = warm_rss / kMiB < kTargetMiB;
     std::printf("  %-28s %-10s %s\n", "every key sealed, < 256 MiB",
-                absl::StrFormat("%.0f MiB", warm_rss / kMiB).c_str(),
-                warm_met ? "met" : "MISSED");
+                absl::StrFormat("%.0f MiB", warm_rss / kMiB).c_str(), warm_met ? "met" : "MISSED");
   }
   if (absl::GetFlag(FLAGS_drop_idle)) {
     const double median = Median(after_drop.first);

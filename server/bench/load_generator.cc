@@ -58,8 +58,8 @@
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/bench/stats.h"
-#include "server/process/malloc_tuning.h"
 #include "server/bench/summary.h"
+#include "server/process/malloc_tuning.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
           "host:port of a sealbox-bench-server (sealbox-server plus Echo).");
@@ -74,11 +74,9 @@ ABSL_FLAG(int, rounds, 3,
 ABSL_FLAG(double, warmup_seconds, 0.2, "Unmeasured calls before each unary measurement.");
 ABSL_FLAG(int64_t, max_requests, 1000000,
           "Upper bound on the requests of one unary measurement, whatever --seconds.");
-ABSL_FLAG(std::vector<std::string>, concurrency,
-          std::vector<std::string>({"1", "4", "16"}),
+ABSL_FLAG(std::vector<std::string>, concurrency, std::vector<std::string>({"1", "4", "16"}),
           "Concurrent clients (one thread and one blocking call each) per unary row.");
-ABSL_FLAG(std::vector<std::string>, unary_bytes,
-          std::vector<std::string>({"1024", "65536"}),
+ABSL_FLAG(std::vector<std::string>, unary_bytes, std::vector<std::string>({"1024", "65536"}),
           "Message sizes of the unary rows.");
 ABSL_FLAG(int, batch_items, 100,
           "Items per SealBatch call in the batch rows, measured against unary Seal of one "
@@ -122,8 +120,8 @@ std::vector<int64_t> ParseList(const std::vector<std::string>& items, const char
   for (const std::string& item : items) {
     int64_t value = 0;
     if (!absl::SimpleAtoi(item, &value) || value <= 0) {
-      std::fprintf(stderr, "load_generator: --%s: \"%s\" is not a positive number\n",
-                   flag, item.c_str());
+      std::fprintf(stderr, "load_generator: --%s: \"%s\" is not a positive number\n", flag,
+                   item.c_str());
       std::exit(2);
     }
     values.push_back(value);
@@ -210,8 +208,7 @@ class RssMonitor {
     sampler_.join();
     result_.after_kib = ProcStatusKib(pid_, "VmRSS:");
     result_.peak_kib = std::max(result_.peak_kib, result_.after_kib);
-    if (hwm_reset_)
-      result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmHWM:"));
+    if (hwm_reset_) result_.peak_kib = std::max(result_.peak_kib, ProcStatusKib(pid_, "VmHWM:"));
     return result_;
   }
 
@@ -259,12 +256,10 @@ using UnaryCall = std::function<grpc::Status()>;
 // `concurrency` threads each call in a loop: unmeasured for the warm-up, then
 // measured for `seconds` or until the request budget runs out.
 absl::Status RunUnary(int concurrency, double seconds, int server_pid,
-                      const std::function<UnaryCall()>& new_client,
-                      UnarySamples& samples) {
+                      const std::function<UnaryCall()>& new_client, UnarySamples& samples) {
   const auto measure_from =
-      Clock::now() +
-      std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(absl::GetFlag(FLAGS_warmup_seconds)));
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(absl::GetFlag(FLAGS_warmup_seconds)));
   const auto measure_until = measure_from + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(seconds));
   const int64_t max_requests = absl::GetFlag(FLAGS_max_requests);
@@ -313,8 +308,7 @@ absl::Status RunUnary(int concurrency, double seconds, int server_pid,
   }
   if (failed) {
     return absl::InternalError(absl::StrCat(
-        "call failed with gRPC status ", first_error.error_code(), " ",
-        first_error.error_message(),
+        "call failed with gRPC status ", first_error.error_code(), " ", first_error.error_message(),
         first_error.error_code() == grpc::StatusCode::UNIMPLEMENTED
             ? " (is it sealbox-bench-server? sealbox-server has no Echo)"
             : ""));
@@ -335,13 +329,11 @@ template <typename Request, typename Response>
 class Pump final : public grpc::ClientBidiReactor<Request, Response> {
  public:
   // `next` fills the next request, or returns false at the end of the stream.
-  Pump(std::function<bool(Request&)> next,
-       std::function<void(const Response&)> on_response)
+  Pump(std::function<bool(Request&)> next, std::function<void(const Response&)> on_response)
       : next_(std::move(next)), on_response_(std::move(on_response)) {}
 
   // Runs the call `begin` (a stub's async() method, bound to this reactor) to its end.
-  grpc::Status Run(
-      const std::function<void(grpc::ClientContext*, Pump*)>& begin) {
+  grpc::Status Run(const std::function<void(grpc::ClientContext*, Pump*)>& begin) {
     begin(&context_, this);
     this->StartRead(&response_);
     WriteNext();
@@ -491,8 +483,8 @@ class Streams {
       grpc::Status status = push.Run(*echo_, summary);
       if (!status.ok()) return absl::InternalError(status.error_message());
       if (static_cast<uint64_t>(summary.bytes()) != stream_bytes_) {
-        return absl::InternalError(absl::StrCat("Discard received ", summary.bytes(),
-                                                " of ", stream_bytes_, " bytes"));
+        return absl::InternalError(
+            absl::StrCat("Discard received ", summary.bytes(), " of ", stream_bytes_, " bytes"));
       }
       return absl::OkStatus();
     });
@@ -540,16 +532,13 @@ class Streams {
             sent += n;
             return true;
           },
-          [&](const v1::SealStreamResponse& response) {
-            sink.Keep(response.ciphertext_chunk());
-          });
+          [&](const v1::SealStreamResponse& response) { sink.Keep(response.ciphertext_chunk()); });
       Authorize(pump.context());
       grpc::Status status = pump.Run([&](grpc::ClientContext* context, auto* reactor) {
         crypto_->async()->SealStream(context, reactor);
       });
       if (!status.ok()) {
-        return absl::InternalError(
-            absl::StrCat("SealStream failed: ", status.error_message()));
+        return absl::InternalError(absl::StrCat("SealStream failed: ", status.error_message()));
       }
       if (!sink.fits()) {
         return absl::InternalError("SealStream returned more ciphertext than expected");
@@ -579,9 +568,7 @@ class Streams {
             sent += n;
             return true;
           },
-          [&](const v1::OpenStreamResponse& response) {
-            sink.Keep(response.plaintext_chunk());
-          });
+          [&](const v1::OpenStreamResponse& response) { sink.Keep(response.plaintext_chunk()); });
       Authorize(pump.context());
       grpc::Status status = pump.Run([&](grpc::ClientContext* context, auto* reactor) {
         crypto_->async()->OpenStream(context, reactor);
@@ -608,8 +595,8 @@ class Streams {
   absl::StatusOr<StreamResult> Checked(absl::StatusOr<StreamResult> result,
                                        const Sink& sink) const {
     if (!result.ok() || sink.Holds(plaintext_)) return result;
-    return absl::InternalError(absl::StrCat("got back ", sink.size(), " of ",
-                                            stream_bytes_, " bytes, or some wrong"));
+    return absl::InternalError(
+        absl::StrCat("got back ", sink.size(), " of ", stream_bytes_, " bytes, or some wrong"));
   }
 
   absl::StatusOr<StreamResult> Measure(const std::function<absl::Status()>& run) {
@@ -624,8 +611,7 @@ class Streams {
     if (!status.ok()) return status;
     result.mb_per_second = stream_bytes_ / seconds / 1e6;
     const double mib = static_cast<double>(stream_bytes_) / (1 << 20);
-    result.client_cpu_us_per_mib =
-        (ProcessCpuSeconds(getpid()) - client_cpu_before) * 1e6 / mib;
+    result.client_cpu_us_per_mib = (ProcessCpuSeconds(getpid()) - client_cpu_before) * 1e6 / mib;
     if (server_pid_ != 0) {
       result.server_cpu_us_per_mib = (ProcessCpuSeconds(server_pid_) - cpu_before) * 1e6 / mib;
     }
@@ -662,16 +648,14 @@ absl::StatusOr<std::string> CreateTenant(const std::shared_ptr<grpc::Channel>& c
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     grpc::Status status = ((*admin).*method)(&context, request, response);
     if (status.ok()) return absl::OkStatus();
-    return absl::InternalError(
-        absl::StrCat("admin call failed: ", status.error_message()));
+    return absl::InternalError(absl::StrCat("admin call failed: ", status.error_message()));
   };
-  const std::string tenant = absl::StrCat(
-      "bench-", getpid(), "-", Clock::now().time_since_epoch().count() % 1000000);
+  const std::string tenant =
+      absl::StrCat("bench-", getpid(), "-", Clock::now().time_since_epoch().count() % 1000000);
   v1::CreateTenantRequest create_tenant;
   create_tenant.set_name(tenant);
   v1::Tenant created_tenant;
-  if (absl::Status s =
-          call(&v1::Admin::Stub::CreateTenant, create_tenant, &created_tenant);
+  if (absl::Status s = call(&v1::Admin::Stub::CreateTenant, create_tenant, &created_tenant);
       !s.ok()) {
     return s;
   }
@@ -679,24 +663,20 @@ absl::StatusOr<std::string> CreateTenant(const std::shared_ptr<grpc::Channel>& c
   create_key.set_tenant(tenant);
   create_key.set_key(kKey);
   v1::Key created_key;
-  if (absl::Status s = call(&v1::Admin::Stub::CreateKey, create_key, &created_key);
-      !s.ok()) {
+  if (absl::Status s = call(&v1::Admin::Stub::CreateKey, create_key, &created_key); !s.ok()) {
     return s;
   }
   v1::IssueTokenRequest issue;
   issue.set_tenant(tenant);
   issue.set_description("tools/dev bench service");
   v1::IssueTokenResponse issued;
-  if (absl::Status s = call(&v1::Admin::Stub::IssueToken, issue, &issued); !s.ok())
-    return s;
+  if (absl::Status s = call(&v1::Admin::Stub::IssueToken, issue, &issued); !s.ok()) return s;
   return issued.token();
 }
 
 // ---- The run ---------------------------------------------------------------------
 
-std::string Ratio(double a, double b) {
-  return b > 0 ? absl::StrFormat("%.2f", a / b) : "-";
-}
+std::string Ratio(double a, double b) { return b > 0 ? absl::StrFormat("%.2f", a / b) : "-"; }
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
@@ -728,8 +708,8 @@ absl::Status RunAlternating(int64_t concurrency, int rounds, const Side& a, cons
   const double seconds = absl::GetFlag(FLAGS_seconds) / rounds;
   for (int round = 0; round < rounds; ++round) {
     for (const Side* side : {&a, &b}) {
-      if (absl::Status s = RunUnary(static_cast<int>(concurrency), seconds,
-                                    side->server_pid, side->new_client, *side->samples);
+      if (absl::Status s = RunUnary(static_cast<int>(concurrency), seconds, side->server_pid,
+                                    side->new_client, *side->samples);
           !s.ok()) {
         return s;
       }
@@ -739,8 +719,8 @@ absl::Status RunAlternating(int64_t concurrency, int rounds, const Side& a, cons
 }
 
 // A unary Seal client of `plaintext`, each call on its own context.
-UnaryCall NewSealClient(const std::shared_ptr<grpc::Channel>& channel,
-                        const std::string& token, const std::string& plaintext) {
+UnaryCall NewSealClient(const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+                        const std::string& plaintext) {
   auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
   auto request = std::make_shared<v1::SealRequest>();
   request->set_key(kKey);
@@ -756,8 +736,7 @@ UnaryCall NewSealClient(const std::shared_ptr<grpc::Channel>& channel,
 // A SealBatch client of `items` items of `plaintext`; a call fails unless every item
 // was sealed.
 UnaryCall NewSealBatchClient(const std::shared_ptr<grpc::Channel>& channel,
-                             const std::string& token, const std::string& plaintext,
-                             int items) {
+                             const std::string& token, const std::string& plaintext, int items) {
   auto stub = std::shared_ptr<v1::Crypto::Stub>(v1::Crypto::NewStub(channel));
   auto request = std::make_shared<v1::SealBatchRequest>();
   for (int i = 0; i < items; ++i) {
@@ -773,8 +752,8 @@ UnaryCall NewSealBatchClient(const std::shared_ptr<grpc::Channel>& channel,
     if (!status.ok()) return status;
     for (const v1::SealBatchResult& result : response.results()) {
       if (!result.has_sealed()) {
-        return grpc::Status(grpc::StatusCode::INTERNAL, "a batch item failed: " +
-                                                            result.error().message());
+        return grpc::Status(grpc::StatusCode::INTERNAL,
+                            "a batch item failed: " + result.error().message());
       }
     }
     if (response.results_size() != items) {
@@ -786,9 +765,10 @@ UnaryCall NewSealBatchClient(const std::shared_ptr<grpc::Channel>& channel,
 
 // Issue 19's batch rows: items sealed per second by SealBatch against unary Seal of
 // the same items, at each concurrency, alternating rounds. Returns the lowest gain.
-absl::StatusOr<std::optional<double>> RunBatchRows(
-    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
-    int server_pid, const std::vector<int64_t>& concurrencies, int rounds) {
+absl::StatusOr<std::optional<double>> RunBatchRows(const std::shared_ptr<grpc::Channel>& channel,
+                                                   const std::string& token, int server_pid,
+                                                   const std::vector<int64_t>& concurrencies,
+                                                   int rounds) {
   const int items = absl::GetFlag(FLAGS_batch_items);
   if (items <= 0) return std::optional<double>();
   const std::string plaintext = RandomBytes(absl::GetFlag(FLAGS_batch_item_bytes));
@@ -797,16 +777,16 @@ absl::StatusOr<std::optional<double>> RunBatchRows(
       "of %g s each way; items sealed per second\n",
       items, SizeName(static_cast<int64_t>(plaintext.size())).c_str(), rounds,
       absl::GetFlag(FLAGS_seconds) / rounds);
-  std::printf("%-7s %4s | %14s %14s %8s\n", "item", "conc", "Seal items/s",
-              "Batch items/s", "gain");
+  std::printf("%-7s %4s | %14s %14s %8s\n", "item", "conc", "Seal items/s", "Batch items/s",
+              "gain");
   std::optional<double> worst;
   for (int64_t concurrency : concurrencies) {
     UnarySamples single, batch;
     if (absl::Status s = RunAlternating(
             concurrency, rounds,
             {server_pid, [&] { return NewSealClient(channel, token, plaintext); }, &single},
-            {server_pid,
-             [&] { return NewSealBatchClient(channel, token, plaintext, items); }, &batch});
+            {server_pid, [&] { return NewSealBatchClient(channel, token, plaintext, items); },
+             &batch});
         !s.ok()) {
       return s;
     }
@@ -827,8 +807,8 @@ absl::StatusOr<std::optional<double>> RunBatchRows(
 // Returns the median over the concurrencies of audited/unaudited requests/s.
 absl::StatusOr<std::optional<double>> RunAuditRows(
     const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
-    const std::string& admin_token, const grpc::ChannelArguments& args,
-    int server_pid, const std::vector<int64_t>& concurrencies, int rounds) {
+    const std::string& admin_token, const grpc::ChannelArguments& args, int server_pid,
+    const std::vector<int64_t>& concurrencies, int rounds) {
   const int audited_pid = absl::GetFlag(FLAGS_audit_server_pid);
   const std::string address = absl::GetFlag(FLAGS_audit_server);
   if (address.empty()) return std::optional<double>();
@@ -841,16 +821,15 @@ absl::StatusOr<std::optional<double>> RunAuditRows(
       "\nAudit: unary Seal of 1 KiB on a server with --audit=all (a JSON line per call "
       "to a file) against one without, %d rounds of %g s each way\n",
       rounds, absl::GetFlag(FLAGS_seconds) / rounds);
-  std::printf("%4s | %10s %7s %7s | %10s %7s %7s | %9s | %s\n", "conc", "off Seal/s", "p50",
-              "p99", "on Seal/s", "p50", "p99", "on/off", "server us/call off on");
+  std::printf("%4s | %10s %7s %7s | %10s %7s %7s | %9s | %s\n", "conc", "off Seal/s", "p50", "p99",
+              "on Seal/s", "p50", "p99", "on/off", "server us/call off on");
   std::vector<double> ratios;
   for (int64_t concurrency : concurrencies) {
     UnarySamples off, on;
     if (absl::Status s = RunAlternating(
             concurrency, rounds,
             {server_pid, [&] { return NewSealClient(channel, token, plaintext); }, &off},
-            {audited_pid,
-             [&] { return NewSealClient(audited, *audited_token, plaintext); }, &on});
+            {audited_pid, [&] { return NewSealClient(audited, *audited_token, plaintext); }, &on});
         !s.ok()) {
       return s;
     }
@@ -859,8 +838,8 @@ absl::StatusOr<std::optional<double>> RunAuditRows(
     std::printf("%4lld | %10.0f %7.0f %7.0f | %10.0f %7.0f %7.0f | %9.3f | %6.1f %6.1f\n",
                 static_cast<long long>(concurrency), off.requests_per_second(),
                 off.percentile_us(0.5), off.percentile_us(0.99), on.requests_per_second(),
-                on.percentile_us(0.5), on.percentile_us(0.99), ratio,
-                off.server_cpu_us_per_call(), on.server_cpu_us_per_call());
+                on.percentile_us(0.5), on.percentile_us(0.99), ratio, off.server_cpu_us_per_call(),
+                on.server_cpu_us_per_call());
     std::fflush(stdout);
   }
   return server::bench::Median(ratios);
@@ -877,8 +856,7 @@ int Run() {
       ParseList(absl::GetFlag(FLAGS_unary_bytes), "unary_bytes");
   const std::vector<int64_t> message_sizes =
       ParseList(absl::GetFlag(FLAGS_stream_message_bytes), "stream_message_bytes");
-  absl::StatusOr<std::string> admin_token =
-      ReadToken(absl::GetFlag(FLAGS_admin_token_file));
+  absl::StatusOr<std::string> admin_token = ReadToken(absl::GetFlag(FLAGS_admin_token_file));
   if (!admin_token.ok()) {
     std::fprintf(stderr, "load_generator: --admin_token_file: %s\n",
                  std::string(admin_token.status().message()).c_str());
@@ -891,20 +869,17 @@ int Run() {
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 4 << 20);
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  if (!channel->WaitForConnected(std::chrono::system_clock::now() +
-                                 std::chrono::seconds(10))) {
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
     std::fprintf(stderr, "load_generator: cannot connect to %s\n", address.c_str());
     return 1;
   }
   absl::StatusOr<std::string> token = CreateTenant(channel, *admin_token);
   if (!token.ok()) {
-    std::fprintf(stderr, "load_generator: %s\n",
-                 std::string(token.status().message()).c_str());
+    std::fprintf(stderr, "load_generator: %s\n", std::string(token.status().message()).c_str());
     return 1;
   }
   auto fail = [](const char* what, const absl::Status& status) {
-    std::fprintf(stderr, "load_generator: %s: %s\n", what,
-                 std::string(status.message()).c_str());
+    std::fprintf(stderr, "load_generator: %s: %s\n", what, std::string(status.message()).c_str());
     return 1;
   };
 
@@ -917,9 +892,9 @@ int Run() {
       "%g s of warm-up); one thread and one blocking call per client; latency in us; "
       "the server's CPU time per call (warm-up included), in us\n",
       absl::GetFlag(FLAGS_seconds), rounds, absl::GetFlag(FLAGS_warmup_seconds));
-  std::printf("%-7s %4s | %9s %7s %7s | %9s %7s %7s %9s | %9s %7s %7s %9s | %-20s\n",
-              "size", "conc", "Echo/s", "p50", "p99", "Seal/s", "p50", "p99", "Seal/Echo",
-              "Open/s", "p50", "p99", "Open/Echo", "server us/call E S O");
+  std::printf("%-7s %4s | %9s %7s %7s | %9s %7s %7s %9s | %9s %7s %7s %9s | %-20s\n", "size",
+              "conc", "Echo/s", "p50", "p99", "Seal/s", "p50", "p99", "Seal/Echo", "Open/s", "p50",
+              "p99", "Open/Echo", "server us/call E S O");
   std::fflush(stdout);
 
   // Seal/Echo and Open/Echo of each size, one per concurrency: targets and summary.
@@ -991,9 +966,9 @@ int Run() {
       std::printf(
           "%-7s %4lld | %9.0f %7.0f %7.0f | %9.0f %7.0f %7.0f %9s | %9.0f %7.0f "
           "%7.0f %9s | %6.1f %6.1f %6.1f\n",
-          SizeName(size).c_str(), static_cast<long long>(concurrency),
-          echo.requests_per_second(), echo.percentile_us(0.5), echo.percentile_us(0.99),
-          seal.requests_per_second(), seal.percentile_us(0.5), seal.percentile_us(0.99),
+          SizeName(size).c_str(), static_cast<long long>(concurrency), echo.requests_per_second(),
+          echo.percentile_us(0.5), echo.percentile_us(0.99), seal.requests_per_second(),
+          seal.percentile_us(0.5), seal.percentile_us(0.99),
           Ratio(seal.requests_per_second(), echo.requests_per_second()).c_str(),
           open.requests_per_second(), open.percentile_us(0.5), open.percentile_us(0.99),
           Ratio(open.requests_per_second(), echo.requests_per_second()).c_str(),
@@ -1019,10 +994,10 @@ int Run() {
       "column's median; the server's and this client's CPU time per MiB of data, in us; "
       "the server's RSS growth in a stream (peak - before) in MiB\n",
       SizeName(stream_bytes).c_str(), stream_rounds);
-  std::printf("%-8s %6s | %8s %10s %10s %10s | %12s %9s %9s | %-20s | %-20s | %-17s\n",
-              "message", "round", "Discard", "EchoStream", "SealStream", "OpenStream",
-              "Echo/Discard", "Seal/Echo", "Open/Echo", "server us/MiB E S O",
-              "client us/MiB E S O", "RSS MiB E S O");
+  std::printf("%-8s %6s | %8s %10s %10s %10s | %12s %9s %9s | %-20s | %-20s | %-17s\n", "message",
+              "round", "Discard", "EchoStream", "SealStream", "OpenStream", "Echo/Discard",
+              "Seal/Echo", "Open/Echo", "server us/MiB E S O", "client us/MiB E S O",
+              "RSS MiB E S O");
   std::fflush(stdout);
   Streams streams(channel, *token, server_pid, stream_bytes);
   // The worst of the stream ratios' medians, none until a stream has run.
@@ -1072,9 +1047,8 @@ int Run() {
           "%-8s %6d | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f | %-20s | %-20s | "
           "%-17s\n",
           SizeName(size).c_str(), round, discard->mb_per_second, echo->mb_per_second,
-          seal->mb_per_second, open->mb_per_second, echo_ratios.back(),
-          seal_ratios.back(), open_ratios.back(),
-          cpu(echo_cpu.back(), seal_cpu.back(), open_cpu.back()).c_str(),
+          seal->mb_per_second, open->mb_per_second, echo_ratios.back(), seal_ratios.back(),
+          open_ratios.back(), cpu(echo_cpu.back(), seal_cpu.back(), open_cpu.back()).c_str(),
           cpu(echo_client.back(), seal_client.back(), open_client.back()).c_str(),
           growth(*echo, *seal, *open).c_str());
       std::fflush(stdout);
@@ -1086,9 +1060,8 @@ int Run() {
     worst_seal_ratio = std::min(worst_seal_ratio.value_or(seal_ratio), seal_ratio);
     worst_open_ratio = std::min(worst_open_ratio.value_or(open_ratio), open_ratio);
     std::printf("%-8s %6s | %8.0f %10.0f %10.0f %10.0f | %12.2f %9.2f %9.2f | %-20s | %-20s |\n",
-                SizeName(size).c_str(), "median", Median(discard_rates),
-                Median(echo_rates), Median(seal_rates), Median(open_rates),
-                Median(echo_ratios), seal_ratio, open_ratio,
+                SizeName(size).c_str(), "median", Median(discard_rates), Median(echo_rates),
+                Median(seal_rates), Median(open_rates), Median(echo_ratios), seal_ratio, open_ratio,
                 cpu(Median(echo_cpu), Median(seal_cpu), Median(open_cpu)).c_str(),
                 cpu(Median(echo_client), Median(seal_client), Median(open_client)).c_str());
     std::fflush(stdout);
@@ -1109,8 +1082,7 @@ int Run() {
       "\nTargets (unary: medians over the concurrencies run; streams: the lower of the "
       "message sizes' medians over the rounds)\n");
   auto target = [](const char* what, std::optional<double> ratio, double at_least) {
-    std::printf("  %-40s %-12s %s\n", what,
-                ratio ? absl::StrFormat("%.2f", *ratio).c_str() : "-",
+    std::printf("  %-40s %-12s %s\n", what, ratio ? absl::StrFormat("%.2f", *ratio).c_str() : "-",
                 ratio ? Verdict(*ratio >= at_least) : "not measured");
   };
   target("unary Seal 1 KiB >= 0.95 of Echo:", figures.unary_1k_seal, 0.95);
@@ -1131,8 +1103,7 @@ int Run() {
                 Verdict(*figures.rss_growth_mib < 16));
   }
   if (server_pid != 0) {
-    std::printf("  server peak RSS (VmHWM) over the run:    %.1f MiB\n",
-                peak_rss_kib / 1024.0);
+    std::printf("  server peak RSS (VmHWM) over the run:    %.1f MiB\n", peak_rss_kib / 1024.0);
   } else {
     std::printf("  server RSS: not measured (give --server_pid)\n");
   }

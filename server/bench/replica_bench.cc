@@ -32,8 +32,7 @@
 #include "sealbox/v1/data.grpc.pb.h"
 #include "server/bench/stats.h"
 
-ABSL_FLAG(std::vector<std::string>, servers, {},
-          "Two HOST:PORT of servers sharing one keystore.");
+ABSL_FLAG(std::vector<std::string>, servers, {}, "Two HOST:PORT of servers sharing one keystore.");
 ABSL_FLAG(std::string, admin_token_file, "", "The servers' admin token.");
 ABSL_FLAG(std::string, label, "", "What the servers share, for the report (etcd, file).");
 ABSL_FLAG(int, clients, 4, "Concurrent RotateKey callers.");
@@ -48,14 +47,11 @@ using Clock = std::chrono::steady_clock;
 using server::bench::Percentile;
 
 [[noreturn]] void Fail(const std::string& what, const grpc::Status& status) {
-  std::fprintf(stderr, "replica_bench: %s: %s\n", what.c_str(),
-               status.error_message().c_str());
+  std::fprintf(stderr, "replica_bench: %s: %s\n", what.c_str(), status.error_message().c_str());
   std::exit(1);
 }
 
-double Ms(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 struct Replica {
   std::shared_ptr<grpc::Channel> channel;
@@ -132,12 +128,11 @@ class Bench {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     std::vector<double> all;
     for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-    std::printf("  admin rate      RotateKey, %d callers on %s, %.0f s: %zu OK (%.0f/s), "
-                "%lld failed; latency p50 %.2f ms, p99 %.2f ms\n",
-                clients, own_keys ? "a key each" : "one key", elapsed, all.size(),
-                all.size() / elapsed,
-                static_cast<long long>(failed.load()), Percentile(all, 0.5),
-                Percentile(all, 0.99));
+    std::printf(
+        "  admin rate      RotateKey, %d callers on %s, %.0f s: %zu OK (%.0f/s), "
+        "%lld failed; latency p50 %.2f ms, p99 %.2f ms\n",
+        clients, own_keys ? "a key each" : "one key", elapsed, all.size(), all.size() / elapsed,
+        static_cast<long long>(failed.load()), Percentile(all, 0.5), Percentile(all, 0.99));
   }
 
   // A rotation through one replica, then Seal on the other until it uses the new
@@ -158,10 +153,11 @@ class Bench {
       }
       delays.push_back(Ms(Clock::now() - changed));
     }
-    std::printf("  propagation     %d rotations, alternating replicas: p50 %.2f ms, "
-                "p99 %.2f ms, max %.2f ms; %d not seen within %.0f s\n",
-                samples, Percentile(delays, 0.5), Percentile(delays, 0.99),
-                *std::max_element(delays.begin(), delays.end()), lost, timeout);
+    std::printf(
+        "  propagation     %d rotations, alternating replicas: p50 %.2f ms, "
+        "p99 %.2f ms, max %.2f ms; %d not seen within %.0f s\n",
+        samples, Percentile(delays, 0.5), Percentile(delays, 0.99),
+        *std::max_element(delays.begin(), delays.end()), lost, timeout);
   }
 
  private:
@@ -210,9 +206,10 @@ int Run() {
   std::ifstream in(absl::GetFlag(FLAGS_admin_token_file));
   std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Bench bench(servers, std::string(absl::StripAsciiWhitespace(token)));
-  std::printf("replica_bench: admin rate and propagation between two servers on one "
-              "keystore (%s): %s, %s\n",
-              absl::GetFlag(FLAGS_label).c_str(), servers[0].c_str(), servers[1].c_str());
+  std::printf(
+      "replica_bench: admin rate and propagation between two servers on one "
+      "keystore (%s): %s, %s\n",
+      absl::GetFlag(FLAGS_label).c_str(), servers[0].c_str(), servers[1].c_str());
   bench.Setup(absl::GetFlag(FLAGS_clients));
   bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds), false);
   bench.AdminRate(absl::GetFlag(FLAGS_clients), absl::GetFlag(FLAGS_seconds), true);

@@ -10,9 +10,7 @@ TEST(PercentileTest, NoValuesGiveZero) {
   EXPECT_EQ(Median({}), 0);
 }
 
-TEST(PercentileTest, MedianOfAnOddCountIsTheMiddleValue) {
-  EXPECT_EQ(Median({9, 1, 5}), 5);
-}
+TEST(PercentileTest, MedianOfAnOddCountIsTheMiddleValue) { EXPECT_EQ(Median({9, 1, 5}), 5); }
 
 TEST(PercentileTest, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
   EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);

@@ -19,12 +19,11 @@ std::string Mib(const std::optional<double>& mib) {
 }  // namespace
 
 std::string ServiceSummaryLine(const ServiceFigures& figures) {
-  return absl::StrCat("service: unary1k=", Ratio(figures.unary_1k_seal),
-                      " unary64k=", Ratio(figures.unary_64k_seal),
-                      " stream64k=", Ratio(figures.stream_64k_seal),
-                      " stream1m=", Ratio(figures.stream_1m_seal),
-                      " open1k=", Ratio(figures.unary_1k_open),
-                      " rss_growth_mib=", Mib(figures.rss_growth_mib));
+  return absl::StrCat(
+      "service: unary1k=", Ratio(figures.unary_1k_seal),
+      " unary64k=", Ratio(figures.unary_64k_seal), " stream64k=", Ratio(figures.stream_64k_seal),
+      " stream1m=", Ratio(figures.stream_1m_seal), " open1k=", Ratio(figures.unary_1k_open),
+      " rss_growth_mib=", Mib(figures.rss_growth_mib));
 }
 
 }  // namespace sealbox::server::bench

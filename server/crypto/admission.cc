@@ -11,15 +11,15 @@ namespace {
 
 absl::Status CheckAssociatedData(const std::string& aad) {
   if (aad.size() <= kMaxAssociatedDataBytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "associated data of ", aad.size(), " bytes exceeds the limit of ",
-      kMaxAssociatedDataBytes / 1024, " KiB (", kMaxAssociatedDataBytes, " bytes)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("associated data of ", aad.size(), " bytes exceeds the limit of ",
+                   kMaxAssociatedDataBytes / 1024, " KiB (", kMaxAssociatedDataBytes, " bytes)"));
 }
 
 absl::Status TooLarge(size_t size, size_t limit) {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "message of ", size, " bytes exceeds the unary limit of ", limit,
-      " bytes; use SealStream/OpenStream"));
+  return absl::ResourceExhaustedError(absl::StrCat("message of ", size,
+                                                   " bytes exceeds the unary limit of ", limit,
+                                                   " bytes; use SealStream/OpenStream"));
 }
 
 }  // namespace
@@ -34,8 +34,7 @@ void AuditCaller(const Caller& caller, AuditRecord& record) {
   }
 }
 
-absl::StatusOr<Caller> Admission::Authenticate(
-    const grpc::CallbackServerContext& context) const {
+absl::StatusOr<Caller> Admission::Authenticate(const grpc::CallbackServerContext& context) const {
   // Before the keystore has loaded no token is known, and past --max-staleness a
   // revoked one may still look valid: say so, rather than judge the caller.
   if (absl::Status serving = keystore_->Serving(); !serving.ok()) return serving;
@@ -48,8 +47,8 @@ absl::StatusOr<Caller> Admission::Authenticate(
 }
 
 absl::Status Admission::CheckRequest(const Caller& caller, Operation operation,
-                                     const std::string& key, const std::string& aad,
-                                     size_t size, size_t limit) {
+                                     const std::string& key, const std::string& aad, size_t size,
+                                     size_t limit) {
   // The admin plane's rule: a name no key can have is refused before any lookup, and
   // never echoed.
   if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;

@@ -50,8 +50,8 @@ class Admission {
   // data, PERMISSION_DENIED when the caller's token may not do `operation` on
   // `key`, RESOURCE_EXHAUSTED for an oversized message.
   static absl::Status CheckRequest(const Caller& caller, Operation operation,
-                                   const std::string& key, const std::string& aad,
-                                   size_t size, size_t limit);
+                                   const std::string& key, const std::string& aad, size_t size,
+                                   size_t limit);
 
  private:
   Keystore* keystore_;

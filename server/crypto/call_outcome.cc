@@ -14,8 +14,8 @@ void RecordCallOutcome(const char* method, const absl::Status& status, absl::Tim
   }
 }
 
-void CountOpenOutcome(const absl::Status& status, const std::string& tenant,
-                      const std::string& key, Metrics& metrics) {
+void CountOpenOutcome(const absl::Status& status, const std::string& tenant, const std::string& key,
+                      Metrics& metrics) {
   if (crypto::IsDecryptionFailure(status)) {
     metrics.CountKeyDecryptionFailure(tenant, key);
   } else if (IsDecryptionLimitReached(status)) {

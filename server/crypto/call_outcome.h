@@ -19,8 +19,8 @@ void RecordCallOutcome(const char* method, const absl::Status& status, absl::Tim
 
 // An Open, Rewrap or OpenStream: a failed decryption against the caller's key, or a
 // refusal by the key's decryption-failure limit.
-void CountOpenOutcome(const absl::Status& status, const std::string& tenant,
-                      const std::string& key, Metrics& metrics);
+void CountOpenOutcome(const absl::Status& status, const std::string& tenant, const std::string& key,
+                      Metrics& metrics);
 
 }  // namespace sealbox::server
 

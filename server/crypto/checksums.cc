@@ -5,12 +5,11 @@
 
 namespace sealbox::server {
 
-absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes,
-                         const char* field) {
+absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes, const char* field) {
   if (!given || crypto::Crc32c(bytes) == crc32c) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "checksum mismatch: ", field,
-      " does not match the bytes received (corrupted on the way?); nothing was done"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("checksum mismatch: ", field,
+                   " does not match the bytes received (corrupted on the way?); nothing was done"));
 }
 
 }  // namespace sealbox::server

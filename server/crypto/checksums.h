@@ -12,8 +12,7 @@ namespace sealbox::server {
 
 // OK when the request gave no checksum for `bytes` (`given` false) or the one it
 // gave matches; else INVALID_ARGUMENT "checksum mismatch: <field> ...".
-absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes,
-                         const char* field);
+absl::Status CheckCrc32c(bool given, uint32_t crc32c, const std::string& bytes, const char* field);
 
 }  // namespace sealbox::server
 

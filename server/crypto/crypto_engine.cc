@@ -66,8 +66,7 @@ bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
 }
 
 bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
-                          const std::string& key,
-                          absl::Span<const uint8_t> ciphertext) const {
+                          const std::string& key, absl::Span<const uint8_t> ciphertext) const {
   return Behind(snapshot, tenant, key, VersionIn(ciphertext));
 }
 
@@ -79,10 +78,10 @@ absl::Status CryptoEngine::NotKnownYet(const Snapshot& current, const std::strin
       !Behind(current, tenant, key, version)) {
     return absl::OkStatus();
   }
-  return absl::UnavailableError(absl::StrCat(
-      "key \"", key, "\" version ", version,
-      " is newer than this replica knows of, and it cannot reach its store to learn "
-      "of it now: try again, or another replica"));
+  return absl::UnavailableError(
+      absl::StrCat("key \"", key, "\" version ", version,
+                   " is newer than this replica knows of, and it cannot reach its store to learn "
+                   "of it now: try again, or another replica"));
 }
 
 std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {
@@ -101,16 +100,14 @@ const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::stri
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot,
-                                            const std::string& tenant,
+absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot, const std::string& tenant,
                                             const std::string& key,
                                             absl::Span<const uint8_t> plaintext,
                                             absl::Span<const uint8_t> aad, Output& ciphertext,
                                             bool may_catch_up) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up)
-          .FindKey(tenant, key);
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up).FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
   if (!epoch.ok()) return epoch.status();
@@ -122,8 +119,7 @@ absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot,
 
 absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyForOpen(
     const KeyEntry& entry, const crypto::UnaryHeader& header) {
-  absl::StatusOr<const KeyVersionEntry*> version =
-      entry.VersionForOpen(header.key_version);
+  absl::StatusOr<const KeyVersionEntry*> version = entry.VersionForOpen(header.key_version);
   if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
   // Most ciphertexts come back to the process that sealed them: no lookup, and only
   // the key's reader lock.
@@ -133,17 +129,16 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
       return own;
     }
   }
-  return epochs_.Get((*version)->material->span(),
-                     {entry.tenant, entry.name, header.key_version}, header.epoch_id);
+  return epochs_.Get((*version)->material->span(), {entry.tenant, entry.name, header.key_version},
+                     header.epoch_id);
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
-                                            const std::string& tenant,
+absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot, const std::string& tenant,
                                             const std::string& key,
                                             absl::Span<const uint8_t> ciphertext,
-                                            absl::Span<const uint8_t> aad,
-                                            Output& plaintext, bool may_catch_up) {
+                                            absl::Span<const uint8_t> aad, Output& plaintext,
+                                            bool may_catch_up) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
@@ -152,8 +147,7 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
   const Snapshot& current = CaughtUp(snapshot, tenant, key, named, fresher, may_catch_up);
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
-  if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up);
-      !s.ok()) {
+  if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up); !s.ok()) {
     return s;
   }
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
@@ -165,12 +159,10 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot,
 template <typename Output>
 absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
                                                 absl::Span<const uint8_t> ciphertext,
-                                                absl::Span<const uint8_t> aad,
-                                                Output& plaintext) {
+                                                absl::Span<const uint8_t> aad, Output& plaintext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
-  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey =
-      SubkeyForOpen(entry, *header);
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey = SubkeyForOpen(entry, *header);
   if (!subkey.ok()) return subkey.status();
   plaintext.clear();  // then sized to fit
   absl::Status opened = (*subkey)->OpenInto(
@@ -183,14 +175,13 @@ absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
 }
 
 template <typename Output>
-absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
-                                               const std::string& tenant,
+absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot, const std::string& tenant,
                                                const std::string& key,
                                                absl::Span<const uint8_t> ciphertext,
                                                absl::Span<const uint8_t> aad,
                                                Output& new_ciphertext, bool may_catch_up) {
-  if (absl::Status s = RefuseStream(
-          ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
+  if (absl::Status s =
+          RefuseStream(ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
     return s;
   }
@@ -203,8 +194,8 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
   absl::StatusOr<uint32_t> opened =
       Open(current, tenant, key, ciphertext, aad, plaintext, /*may_catch_up=*/false);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<uint32_t> sealed = Seal(current, tenant, key, plaintext, aad,
-                                         new_ciphertext, /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> sealed =
+      Seal(current, tenant, key, plaintext, aad, new_ciphertext, /*may_catch_up=*/false);
   // The plaintext never leaves the server; wipe it before returning.
   crypto::SecureWipe(plaintext.data(), plaintext.size());
   if (!sealed.ok()) return sealed.status();
@@ -213,25 +204,19 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot,
 
 // The two outputs: a unary call's, and a protobuf field's (a batch item's).
 template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
-                                                     const std::string&,
-                                                     absl::Span<const uint8_t>,
+                                                     const std::string&, absl::Span<const uint8_t>,
                                                      absl::Span<const uint8_t>,
                                                      crypto::OutputBytes&, bool);
 template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
-                                                     const std::string&,
-                                                     absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>,
-                                                     std::string&, bool);
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>, std::string&, bool);
 template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
-                                                     const std::string&,
-                                                     absl::Span<const uint8_t>,
+                                                     const std::string&, absl::Span<const uint8_t>,
                                                      absl::Span<const uint8_t>,
                                                      crypto::OutputBytes&, bool);
 template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
-                                                     const std::string&,
-                                                     absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>,
-                                                     std::string&, bool);
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>, std::string&, bool);
 template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
                                                         const std::string&,
                                                         absl::Span<const uint8_t>,
@@ -240,8 +225,8 @@ template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const s
 template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
                                                         const std::string&,
                                                         absl::Span<const uint8_t>,
-                                                        absl::Span<const uint8_t>,
-                                                        std::string&, bool);
+                                                        absl::Span<const uint8_t>, std::string&,
+                                                        bool);
 
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,
@@ -259,13 +244,12 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSea
   }
   key_version = entry->primary_version;
   return crypto::StreamSealer::Create(primary->second.material->span(),
-                                      {tenant, key, entry->primary_version}, aad,
-                                      segment_bytes);
+                                      {tenant, key, entry->primary_version}, aad, segment_bytes);
 }
 
 absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpener(
-    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
-    const std::string& key, absl::Span<const uint8_t> aad) {
+    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
+    absl::Span<const uint8_t> aad) {
   std::shared_ptr<const Snapshot> fresher;
   const Snapshot& current =
       CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true);
@@ -273,8 +257,8 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
   const KeyEntry* entry = current.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
-  auto lookup = [this, snapshot, entry, tenant, key](uint32_t version)
-      -> absl::StatusOr<crypto::SecretBytes> {
+  auto lookup = [this, snapshot, entry, tenant,
+                 key](uint32_t version) -> absl::StatusOr<crypto::SecretBytes> {
     std::shared_ptr<const Snapshot> fresher;
     const Snapshot& caught_up =
         CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true);
@@ -304,8 +288,9 @@ void CryptoEngine::CountFailure(const KeyEntry& entry) {
         .Add("tenant", entry.tenant)
         .Add("key", entry.name)
         .Add("primary_version", int64_t{entry.primary_version})
-        .Add("detail", "opens with this key are refused until it is rotated or the "
-                       "server restarts");
+        .Add("detail",
+             "opens with this key are refused until it is rotated or the "
+             "server restarts");
   }
 }
 

@@ -41,8 +41,8 @@ class CryptoEngine {
   // `max_cached_epochs` bounds the subkeys kept for opening other epochs (other
   // replicas' and earlier processes'); `max_decryption_failures` (0: none) is the
   // per-key limit of decryption_limit.h.
-  explicit CryptoEngine(size_t max_cached_epochs = 4096,
-                        uint64_t max_decryption_failures = 0, CatchUp catch_up = nullptr);
+  explicit CryptoEngine(size_t max_cached_epochs = 4096, uint64_t max_decryption_failures = 0,
+                        CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
@@ -74,15 +74,13 @@ class CryptoEngine {
   // key version.
   template <typename Output>
   absl::StatusOr<uint32_t> Open(const Snapshot& snapshot, const std::string& tenant,
-                                const std::string& key,
-                                absl::Span<const uint8_t> ciphertext,
+                                const std::string& key, absl::Span<const uint8_t> ciphertext,
                                 absl::Span<const uint8_t> aad, Output& plaintext,
                                 bool may_catch_up = true);
   // Opens and seals again under the primary version, into `new_ciphertext`.
   template <typename Output>
   absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
-                                   const std::string& key,
-                                   absl::Span<const uint8_t> ciphertext,
+                                   const std::string& key, absl::Span<const uint8_t> ciphertext,
                                    absl::Span<const uint8_t> aad, Output& new_ciphertext,
                                    bool may_catch_up = true);
 
@@ -101,8 +99,8 @@ class CryptoEngine {
   // An opener that looks the header's version up in `snapshot` (kept alive by the
   // opener).
   absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> NewStreamOpener(
-      std::shared_ptr<const Snapshot> snapshot, const std::string& tenant,
-      const std::string& key, absl::Span<const uint8_t> aad);
+      std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
+      absl::Span<const uint8_t> aad);
 
   // Counts a failed OpenStream of the caller's `key` (unary Open and Rewrap count
   // their own).
@@ -117,8 +115,7 @@ class CryptoEngine {
   // keeps that one alive.
   const Snapshot& CaughtUp(const Snapshot& snapshot, const std::string& tenant,
                            const std::string& key, uint32_t version,
-                           std::shared_ptr<const Snapshot>& fresher,
-                           bool may_catch_up) const;
+                           std::shared_ptr<const Snapshot>& fresher, bool may_catch_up) const;
   bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
               uint32_t version) const;
   // UNAVAILABLE when `version` is newer than `current` knows of and catching up was
@@ -127,15 +124,13 @@ class CryptoEngine {
   // key). OK otherwise.
   absl::Status NotKnownYet(const Snapshot& current, const std::string& tenant,
                            const std::string& key, uint32_t version,
-                           const std::shared_ptr<const Snapshot>& fresher,
-                           bool may_catch_up) const;
+                           const std::shared_ptr<const Snapshot>& fresher, bool may_catch_up) const;
   // The key version a unary ciphertext names (0 if it has no valid header).
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 
   // Open without the limit's bookkeeping.
   template <typename Output>
-  absl::StatusOr<uint32_t> OpenWith(const KeyEntry& entry,
-                                    absl::Span<const uint8_t> ciphertext,
+  absl::StatusOr<uint32_t> OpenWith(const KeyEntry& entry, absl::Span<const uint8_t> ciphertext,
                                     absl::Span<const uint8_t> aad, Output& plaintext);
 
   // The subkey for (key, version, epoch): the key's own sealing epoch while it is

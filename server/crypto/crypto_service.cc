@@ -73,8 +73,8 @@ template <typename Request>
 absl::Status ParseRequest(const grpc::ByteBuffer& wire, Request& request) {
   grpc::ByteBuffer shared(wire);  // the same slices; parsing consumes the buffer
   if (!grpc::SerializationTraits<Request>::Deserialize(&shared, &request).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request is not a valid ", Request::descriptor()->full_name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name()));
   }
   return absl::OkStatus();
 }
@@ -85,8 +85,7 @@ auto BatchDetail(const Request& request, const Response& response) {
   return [&request, &response](AuditRecord& record) {
     record.items = request.items_size();
     for (const auto& item : request.items()) {
-      if (std::find(record.keys.begin(), record.keys.end(), item.key()) !=
-          record.keys.end()) {
+      if (std::find(record.keys.begin(), record.keys.end(), item.key()) != record.keys.end()) {
         continue;
       }
       if (record.keys.size() == kMaxAuditedKeys) {
@@ -108,11 +107,14 @@ class UnaryCall {
  public:
   UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, AuditLog* audit,
             const char* method)
-      : context_(context), metrics_(metrics), audit_(audit), method_(method),
+      : context_(context),
+        metrics_(metrics),
+        audit_(audit),
+        method_(method),
         started_(absl::Now()) {
     if (audit_ != nullptr) {
-      record_ = StartAuditRecord(*audit_, *context, v1::Crypto::service_full_name(), method,
-                                 started_);
+      record_ =
+          StartAuditRecord(*audit_, *context, v1::Crypto::service_full_name(), method, started_);
     }
   }
 
@@ -126,8 +128,7 @@ class UnaryCall {
   // `detail` adds the call's own fields to its audit record.
   template <typename Detail = NoDetail>
   grpc::ServerUnaryReactor* Done(const absl::Status& status,
-                                 std::vector<std::string*> plaintexts = {},
-                                 Detail detail = {}) {
+                                 std::vector<std::string*> plaintexts = {}, Detail detail = {}) {
     RecordCallOutcome(
         method_, status, started_, [this] { return context_->peer(); }, *metrics_);
     if (record_.has_value()) {
@@ -136,8 +137,7 @@ class UnaryCall {
       FinishAuditRecord(*audit_, *std::move(record_), status.code());
     }
     grpc::ServerUnaryReactor* reactor =
-        plaintexts.empty() ? context_->DefaultReactor()
-                           : new WipeWhenDone(std::move(plaintexts));
+        plaintexts.empty() ? context_->DefaultReactor() : new WipeWhenDone(std::move(plaintexts));
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
@@ -172,19 +172,19 @@ size_t PayloadBytes(const CiphertextItem& item) {
 // item's failure becomes that result's error and never touches the others.
 template <typename Items, typename Results, typename Work>
 absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engine,
-                        const Items& items, size_t limit, Results& results,
-                        Metrics& metrics, Work work) {
+                        const Items& items, size_t limit, Results& results, Metrics& metrics,
+                        Work work) {
   if (!caller.ok()) return caller.status();
   if (items.empty() || items.size() > kMaxBatchItems) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a batch carries 1 to ", kMaxBatchItems, " items; this one has ", items.size()));
+    return absl::InvalidArgumentError(absl::StrCat("a batch carries 1 to ", kMaxBatchItems,
+                                                   " items; this one has ", items.size()));
   }
   size_t total = 0;
   for (const auto& item : items) total += PayloadBytes(item);
   if (total > limit) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ",
-                     limit, " (--max-unary-bytes); split it into smaller batches"));
+        absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ", limit,
+                     " (--max-unary-bytes); split it into smaller batches"));
   }
   // A key or version this replica has not seen yet (made through another replica a
   // moment ago?): one wait for the store covers every item, so a batch naming a
@@ -214,8 +214,7 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engin
 }  // namespace
 
 CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
-                             CryptoLimits limits, Metrics* metrics,
-                             AuditLog* audit)
+                             CryptoLimits limits, Metrics* metrics, AuditLog* audit)
     : keystore_(keystore),
       admission_(keystore, authenticator),
       limits_(limits),
@@ -228,9 +227,8 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
 
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
-    grpc::CallbackServerContext* context, const char* method,
-    const grpc::ByteBuffer& wire_request, grpc::ByteBuffer& wire_response,
-    UnaryWorkMethod<Request, Response> work, bool secret) {
+    grpc::CallbackServerContext* context, const char* method, const grpc::ByteBuffer& wire_request,
+    grpc::ByteBuffer& wire_response, UnaryWorkMethod<Request, Response> work, bool secret) {
   UnaryCall call(context, metrics_, audit_, method);
   Request request;
   Response response;
@@ -239,8 +237,7 @@ grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
   absl::Status status = ParseRequest(wire_request, request);
   if (status.ok()) {
     absl::StatusOr<Caller> caller = call.Authenticate(admission_);
-    status = caller.ok() ? (work_.*work)(*caller, request, response, output)
-                         : caller.status();
+    status = caller.ok() ? (work_.*work)(*caller, request, response, output) : caller.status();
   }
   if (status.ok()) {
     wire_response = ResponseAroundBytes(/*field=*/1, std::move(output), secret, response);
@@ -253,17 +250,17 @@ grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
 grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
-  return OutputFirstCall<v1::SealRequest, v1::SealResponse>(
-      context, "Seal", *request, *response, &UnaryWork::Seal<crypto::OutputBytes>,
-      /*secret=*/false);
+  return OutputFirstCall<v1::SealRequest, v1::SealResponse>(context, "Seal", *request, *response,
+                                                            &UnaryWork::Seal<crypto::OutputBytes>,
+                                                            /*secret=*/false);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
                                               const grpc::ByteBuffer* request,
                                               grpc::ByteBuffer* response) {
-  return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(
-      context, "Open", *request, *response, &UnaryWork::Open<crypto::OutputBytes>,
-      /*secret=*/true);
+  return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(context, "Open", *request, *response,
+                                                            &UnaryWork::Open<crypto::OutputBytes>,
+                                                            /*secret=*/true);
 }
 
 grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
@@ -279,8 +276,7 @@ grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* 
                                                    v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "SealBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(),
-      work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
         v1::SealResponse& sealed = *result.mutable_sealed();
@@ -294,8 +290,7 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
                                                    v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "OpenBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(),
-      work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
         v1::OpenResponse& opened = *result.mutable_opened();
@@ -308,25 +303,23 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
   return call.Done(status, std::move(plaintexts), BatchDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::RewrapBatch(
-    grpc::CallbackServerContext* context, const v1::RewrapBatchRequest* request,
-    v1::RewrapBatchResponse* response) {
+grpc::ServerUnaryReactor* CryptoService::RewrapBatch(grpc::CallbackServerContext* context,
+                                                     const v1::RewrapBatchRequest* request,
+                                                     v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "RewrapBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(),
-      work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
-      [&](const Caller& caller, const v1::RewrapRequest& item,
-          v1::RewrapBatchResult& result) {
+      [&](const Caller& caller, const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
         v1::RewrapResponse& rewrapped = *result.mutable_rewrapped();
         return work_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
       });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(
-    grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
-    v1::GenerateDataKeyResponse* response) {
+grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(grpc::CallbackServerContext* context,
+                                                         const v1::GenerateDataKeyRequest* request,
+                                                         v1::GenerateDataKeyResponse* response) {
   UnaryCall call(context, metrics_, audit_, "GenerateDataKey");
   // The key is made in the response's own field, and wiped there at the end whether
   // or not it is sent.
@@ -361,16 +354,14 @@ grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext*
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(
     grpc::CallbackServerContext* context) {
-  return StreamCall::Start(
-      context, "SealStream", admission_, streams_, *metrics_, audit_,
-      NewSealStreamHandler(engine_, *metrics_));
+  return StreamCall::Start(context, "SealStream", admission_, streams_, *metrics_, audit_,
+                           NewSealStreamHandler(engine_, *metrics_));
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::OpenStream(
     grpc::CallbackServerContext* context) {
-  return StreamCall::Start(
-      context, "OpenStream", admission_, streams_, *metrics_, audit_,
-      NewOpenStreamHandler(engine_, *metrics_));
+  return StreamCall::Start(context, "OpenStream", admission_, streams_, *metrics_, audit_,
+                           NewOpenStreamHandler(engine_, *metrics_));
 }
 
 }  // namespace sealbox::server

@@ -24,14 +24,13 @@ namespace sealbox::server {
 // responses in the wire form (their output goes to gRPC uncopied: wire_response.h),
 // as do the streams (stream_wire.h); the other calls are typed. A method added to the
 // proto is added here too.
-using CryptoCallbackService = v1::Crypto::WithRawCallbackMethod_Seal<
-    v1::Crypto::WithRawCallbackMethod_Open<v1::Crypto::WithRawCallbackMethod_SealStream<
-        v1::Crypto::WithRawCallbackMethod_OpenStream<v1::Crypto::WithRawCallbackMethod_Rewrap<
-            v1::Crypto::WithCallbackMethod_SealBatch<v1::Crypto::WithCallbackMethod_OpenBatch<
-                v1::Crypto::WithCallbackMethod_RewrapBatch<
+using CryptoCallbackService =
+    v1::Crypto::WithRawCallbackMethod_Seal<v1::Crypto::WithRawCallbackMethod_Open<
+        v1::Crypto::WithRawCallbackMethod_SealStream<v1::Crypto::WithRawCallbackMethod_OpenStream<
+            v1::Crypto::WithRawCallbackMethod_Rewrap<v1::Crypto::WithCallbackMethod_SealBatch<
+                v1::Crypto::WithCallbackMethod_OpenBatch<v1::Crypto::WithCallbackMethod_RewrapBatch<
                     v1::Crypto::WithCallbackMethod_GenerateDataKey<
-                        v1::Crypto::WithCallbackMethod_RenewToken<
-                            v1::Crypto::Service>>>>>>>>>>;
+                        v1::Crypto::WithCallbackMethod_RenewToken<v1::Crypto::Service>>>>>>>>>>;
 
 // Items a batch call may carry, at most.
 inline constexpr int kMaxBatchItems = 1000;
@@ -40,8 +39,8 @@ class CryptoService final : public CryptoCallbackService {
  public:
   // `audit`: where each call's audit record goes; null when data-plane calls are not
   // audited.
-  CryptoService(Keystore* keystore, const Authenticator* authenticator,
-                CryptoLimits limits, Metrics* metrics, AuditLog* audit);
+  CryptoService(Keystore* keystore, const Authenticator* authenticator, CryptoLimits limits,
+                Metrics* metrics, AuditLog* audit);
 
   grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request,
@@ -61,9 +60,9 @@ class CryptoService final : public CryptoCallbackService {
   grpc::ServerUnaryReactor* RewrapBatch(grpc::CallbackServerContext* context,
                                         const v1::RewrapBatchRequest* request,
                                         v1::RewrapBatchResponse* response) override;
-  grpc::ServerUnaryReactor* GenerateDataKey(
-      grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
-      v1::GenerateDataKeyResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKey(grpc::CallbackServerContext* context,
+                                            const v1::GenerateDataKeyRequest* request,
+                                            v1::GenerateDataKeyResponse* response) override;
   grpc::ServerUnaryReactor* RenewToken(grpc::CallbackServerContext* context,
                                        const v1::RenewTokenRequest* request,
                                        v1::RenewTokenResponse* response) override;
@@ -74,8 +73,8 @@ class CryptoService final : public CryptoCallbackService {
 
  private:
   template <typename Request, typename Response>
-  using UnaryWorkMethod = absl::Status (UnaryWork::*)(const Caller&, const Request&,
-                                                      Response&, crypto::OutputBytes&);
+  using UnaryWorkMethod = absl::Status (UnaryWork::*)(const Caller&, const Request&, Response&,
+                                                      crypto::OutputBytes&);
 
   // Seal, Open and Rewrap: `work` turns the parsed request into a response and an
   // output, which is sent uncopied as the response's field 1 (and wiped after if
@@ -85,8 +84,7 @@ class CryptoService final : public CryptoCallbackService {
                                             const char* method,
                                             const grpc::ByteBuffer& wire_request,
                                             grpc::ByteBuffer& wire_response,
-                                            UnaryWorkMethod<Request, Response> work,
-                                            bool secret);
+                                            UnaryWorkMethod<Request, Response> work, bool secret);
 
   Keystore* keystore_;
   const Admission admission_;

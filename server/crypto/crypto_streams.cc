@@ -12,24 +12,21 @@ namespace {
 
 class SealStreamHandler final : public StreamHandler {
  public:
-  SealStreamHandler(CryptoEngine& engine, Metrics& metrics)
-      : engine_(engine), metrics_(metrics) {}
+  SealStreamHandler(CryptoEngine& engine, Metrics& metrics) : engine_(engine), metrics_(metrics) {}
 
   Operation operation() const override { return Operation::kSeal; }
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
                      crypto::OutputBytes& out) override {
-    absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer =
-        engine_.NewStreamSealer(*caller.snapshot, caller.tenant, start.key(),
-                                AsBytes(start.associated_data()), start.segment_size(),
-                                key_version_);
+    absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer = engine_.NewStreamSealer(
+        *caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()),
+        start.segment_size(), key_version_);
     if (!sealer.ok()) return sealer.status();
     sealer_ = *std::move(sealer);
     return sealer_->Update({}, out);  // the header, at once
   }
 
-  absl::Status Consume(absl::Span<const uint8_t> piece,
-                       crypto::OutputBytes& out) override {
+  absl::Status Consume(absl::Span<const uint8_t> piece, crypto::OutputBytes& out) override {
     metrics_.AddBytesSealed(piece.size());
     return sealer_->Update(piece, out);
   }
@@ -48,13 +45,11 @@ class SealStreamHandler final : public StreamHandler {
 
 class OpenStreamHandler final : public StreamHandler {
  public:
-  OpenStreamHandler(CryptoEngine& engine, Metrics& metrics)
-      : engine_(engine), metrics_(metrics) {}
+  OpenStreamHandler(CryptoEngine& engine, Metrics& metrics) : engine_(engine), metrics_(metrics) {}
 
   Operation operation() const override { return Operation::kOpen; }
 
-  absl::Status Begin(Caller caller, const v1::StreamStart& start,
-                     crypto::OutputBytes&) override {
+  absl::Status Begin(Caller caller, const v1::StreamStart& start, crypto::OutputBytes&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener = engine_.NewStreamOpener(
         caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()));
     CountOpenOutcome(opener.status(), caller.tenant, start.key(), metrics_);
@@ -65,8 +60,7 @@ class OpenStreamHandler final : public StreamHandler {
     return absl::OkStatus();
   }
 
-  absl::Status Consume(absl::Span<const uint8_t> piece,
-                       crypto::OutputBytes& out) override {
+  absl::Status Consume(absl::Span<const uint8_t> piece, crypto::OutputBytes& out) override {
     if (!first_byte_checked_ && !piece.empty()) {
       first_byte_checked_ = true;
       absl::Status s = CheckOpenStreamFormat(piece[0]);
@@ -101,13 +95,11 @@ class OpenStreamHandler final : public StreamHandler {
 
 }  // namespace
 
-std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine,
-                                                    Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine, Metrics& metrics) {
   return std::make_unique<SealStreamHandler>(engine, metrics);
 }
 
-std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine,
-                                                    Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine, Metrics& metrics) {
   return std::make_unique<OpenStreamHandler>(engine, metrics);
 }
 

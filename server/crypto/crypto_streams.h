@@ -13,13 +13,11 @@ namespace sealbox::server {
 
 // Seals the plaintext chunks under the key's primary version: the stream header at
 // once, then each segment as it fills, the last one at the half-close.
-std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine,
-                                                    Metrics& metrics);
+std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine, Metrics& metrics);
 
 // Opens a stream ciphertext: plaintext leaves only segment by segment, each after
 // its tag verified. A failed open counts against the caller's key.
-std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine,
-                                                    Metrics& metrics);
+std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine, Metrics& metrics);
 
 }  // namespace sealbox::server
 

@@ -16,11 +16,10 @@
 namespace sealbox::server {
 
 StreamCall* StreamCall::Start(grpc::CallbackServerContext* context, const char* method,
-                              const Admission& admission, StreamSlots& slots,
-                              Metrics& metrics, AuditLog* audit,
-                              std::unique_ptr<StreamHandler> handler) {
-  auto* call = new StreamCall(context, method, admission, slots, metrics, audit,
-                              std::move(handler));
+                              const Admission& admission, StreamSlots& slots, Metrics& metrics,
+                              AuditLog* audit, std::unique_ptr<StreamHandler> handler) {
+  auto* call =
+      new StreamCall(context, method, admission, slots, metrics, audit, std::move(handler));
   call->Begin();
   return call;
 }
@@ -45,8 +44,8 @@ void StreamCall::Begin() {
   peer_ = context_->peer();  // a cancelled call no longer knows it
   absl::MutexLock lock(&mu_);
   if (audit_ != nullptr) {
-    record_ = StartAuditRecord(*audit_, *context_, v1::Crypto::service_full_name(), method_,
-                               started_);
+    record_ =
+        StartAuditRecord(*audit_, *context_, v1::Crypto::service_full_name(), method_, started_);
   }
   if (slots_.open.fetch_add(1) >= slots_.max_open) {
     return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
@@ -147,9 +146,7 @@ void StreamCall::Process(bool ok) {
 // A message read (`ok`) may be processed while an answer is being written, as long
 // as no output is waiting: the cipher then runs while the transport sends. The
 // half-close waits for every write, since it may finish the call.
-bool StreamCall::CanProcess(bool ok) const {
-  return out_.empty() && (ok || !writing_);
-}
+bool StreamCall::CanProcess(bool ok) const { return out_.empty() && (ok || !writing_); }
 
 absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
   if (start == nullptr) {
@@ -184,8 +181,7 @@ void StreamCall::Send() {
     sent_ += n;
   }
   handler_->Sending(chunk.size());
-  response_ =
-      StreamResponse(std::move(chunk), handler_->key_version(), handler_->OutputIsSecret());
+  response_ = StreamResponse(std::move(chunk), handler_->key_version(), handler_->OutputIsSecret());
   if (record_.has_value()) record_->response_bytes += static_cast<int64_t>(response_.Length());
   writing_ = true;
   StartWrite(&response_);
@@ -213,9 +209,9 @@ void StreamCall::End(const absl::Status& status) {
   finished_ = true;
   absl::Status outcome = status;
   if (slots_.watchdog.Forget(watch_id_)) {  // it cancelled the call: why it ended
-    outcome = absl::DeadlineExceededError(
-        absl::StrCat("no progress for ", absl::FormatDuration(slots_.watchdog.idle()),
-                     " (--stream-idle-seconds)"));
+    outcome = absl::DeadlineExceededError(absl::StrCat("no progress for ",
+                                                       absl::FormatDuration(slots_.watchdog.idle()),
+                                                       " (--stream-idle-seconds)"));
     metrics_.CountStreamIdleTimeout();
     Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
   }

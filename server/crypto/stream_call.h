@@ -63,8 +63,7 @@ class StreamHandler {
   virtual absl::Status Begin(Caller caller, const v1::StreamStart& start,
                              crypto::OutputBytes& out) = 0;
   // A later message's chunk, piece by piece as it lies in gRPC's buffers.
-  virtual absl::Status Consume(absl::Span<const uint8_t> piece,
-                               crypto::OutputBytes& out) = 0;
+  virtual absl::Status Consume(absl::Span<const uint8_t> piece, crypto::OutputBytes& out) = 0;
   // The client's half-close.
   virtual absl::Status End(crypto::OutputBytes& out) = 0;
   // The key version every response carries (0 until known).
@@ -83,9 +82,8 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   // Starts the call: the object deletes itself when gRPC is done with it. `audit`
   // (may be null) gets its record as it ends, before the client hears the outcome.
   static StreamCall* Start(grpc::CallbackServerContext* context, const char* method,
-                           const Admission& admission, StreamSlots& slots,
-                           Metrics& metrics, AuditLog* audit,
-                           std::unique_ptr<StreamHandler> handler);
+                           const Admission& admission, StreamSlots& slots, Metrics& metrics,
+                           AuditLog* audit, std::unique_ptr<StreamHandler> handler);
 
   // Plaintext output is wiped whichever way the call ends.
   ~StreamCall() override;
@@ -97,15 +95,14 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   void OnDone() override;
 
  private:
-  StreamCall(grpc::CallbackServerContext* context, const char* method,
-             const Admission& admission, StreamSlots& slots, Metrics& metrics,
-             AuditLog* audit, std::unique_ptr<StreamHandler> handler);
+  StreamCall(grpc::CallbackServerContext* context, const char* method, const Admission& admission,
+             StreamSlots& slots, Metrics& metrics, AuditLog* audit,
+             std::unique_ptr<StreamHandler> handler);
 
   void Begin();
   bool CanProcess(bool ok) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Process(bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FirstMessage(const v1::StreamStart* start)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FirstMessage(const v1::StreamStart* start) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Read() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Send() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WipeOutput() ABSL_NO_THREAD_SAFETY_ANALYSIS;
@@ -128,7 +125,7 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   grpc::ByteBuffer request_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);
   crypto::OutputBytes out_ ABSL_GUARDED_BY(mu_);  // output not yet sent
-  size_t sent_ ABSL_GUARDED_BY(mu_) = 0;   // how much of out_ has been sent
+  size_t sent_ ABSL_GUARDED_BY(mu_) = 0;          // how much of out_ has been sent
   bool begun_ ABSL_GUARDED_BY(mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // the last answer is going out
   bool finished_ ABSL_GUARDED_BY(mu_) = false;   // Finish was called

@@ -63,8 +63,7 @@ bool StreamWatchdog::Forget(uint64_t id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void StreamWatchdog::Run() {
   running_watchdog = this;
   // Checking a few times per timeout keeps the overshoot small.
-  const absl::Duration period =
-      std::clamp(idle_ / 4, absl::Milliseconds(10), absl::Seconds(1));
+  const absl::Duration period = std::clamp(idle_ / 4, absl::Milliseconds(10), absl::Seconds(1));
   absl::MutexLock lock(&mutex_);
   while (!mutex_.AwaitWithTimeout(absl::Condition(&stopping_), period)) {
     const absl::Time now = absl::Now();

@@ -29,16 +29,13 @@ absl::Status Malformed() {
 // small things (keys, lengths); a length-delimited field's bytes stay where they are.
 class WireReader {
  public:
-  explicit WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) {
-    SkipEmpty();
-  }
+  explicit WireReader(const std::vector<grpc::Slice>& slices) : slices_(slices) { SkipEmpty(); }
 
   bool done() const { return slice_ == slices_.size(); }
 
   // A varint of at most `max_bytes` bytes (protobuf reads a tag or a length in at
   // most 5, any other varint in at most 10) and at most `max_value`.
-  bool ReadVarint(uint64_t& value, int max_bytes = 10,
-                  uint64_t max_value = ~uint64_t{0}) {
+  bool ReadVarint(uint64_t& value, int max_bytes = 10, uint64_t max_value = ~uint64_t{0}) {
     value = 0;
     for (int i = 0; i < max_bytes; ++i) {
       if (done()) return false;
@@ -55,8 +52,7 @@ class WireReader {
     while (n > 0) {
       if (done()) return false;
       const grpc::Slice& slice = slices_[slice_];
-      const size_t here = static_cast<size_t>(
-          std::min<uint64_t>(n, slice.size() - offset_));
+      const size_t here = static_cast<size_t>(std::min<uint64_t>(n, slice.size() - offset_));
       if (pieces != nullptr) pieces->emplace_back(slice.begin() + offset_, here);
       Advance(here);
       n -= here;
@@ -143,8 +139,7 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
   return view;
 }
 
-grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version,
-                                bool secret) {
+grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version, bool secret) {
   v1::SealStreamResponse rest;  // OpenStreamResponse's fields are numbered alike
   rest.set_key_version(key_version);
   return ResponseAroundBytes(kResponseChunkField, std::move(output), secret, rest);

@@ -41,8 +41,7 @@ absl::StatusOr<StreamRequestView> ReadStreamRequest(const grpc::ByteBuffer& requ
 
 // A response carrying `output` (taken over without a copy; wiped when gRPC releases
 // it if `secret`: wire_response.h) and `key_version`.
-grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version,
-                                bool secret);
+grpc::ByteBuffer StreamResponse(crypto::OutputBytes output, uint32_t key_version, bool secret);
 
 }  // namespace sealbox::server
 

@@ -55,8 +55,7 @@ TEST(StreamWireTest, ReadsStart) {
   request.mutable_start()->set_key("payments");
   request.mutable_start()->set_associated_data("order 7");
   request.mutable_start()->set_segment_size(1 << 20);
-  absl::StatusOr<StreamRequestView> view =
-      ReadStreamRequest(Buffer(request.SerializeAsString()));
+  absl::StatusOr<StreamRequestView> view = ReadStreamRequest(Buffer(request.SerializeAsString()));
   ASSERT_TRUE(view.ok()) << view.status();
   ASSERT_TRUE(view->start.has_value());
   EXPECT_EQ(view->start->key(), "payments");
@@ -141,18 +140,20 @@ TEST(StreamWireTest, AgreesWithProtobuf) {
 
 TEST(StreamWireTest, RefusesMalformedMessages) {
   const std::vector<std::string> malformed = {
-      "\x12\x05" "abc",                             // chunk shorter than its length
-      "\x12",                                       // length missing
-      "\x08",                                       // varint missing
+      "\x12\x05"
+      "abc",                                          // chunk shorter than its length
+      "\x12",                                         // length missing
+      "\x08",                                         // varint missing
       std::string("\x48") + std::string(11, '\xff'),  // varint over 10 bytes
-      "\x49" "1234567",                             // fixed64 cut short
-      "\x0b\x0c",                                   // a group
-      std::string("\x00\x01", 2),                   // field number 0
-      std::string("\x90\x8f\x8f\x8f\x8f\x00\x05", 7),  // a tag in 6 bytes
-      std::string("\x90\x80\x80\x80\x10\x05", 6),    // a tag over 32 bits
+      "\x49"
+      "1234567",                                        // fixed64 cut short
+      "\x0b\x0c",                                       // a group
+      std::string("\x00\x01", 2),                       // field number 0
+      std::string("\x90\x8f\x8f\x8f\x8f\x00\x05", 7),   // a tag in 6 bytes
+      std::string("\x90\x80\x80\x80\x10\x05", 6),       // a tag over 32 bits
       std::string("\x12\x81\x80\x80\x80\x80\x00x", 8),  // a length in 6 bytes
-      "\x0a\x02\xff\xff",                           // start that does not parse
-      "\x0a\x02\xff\xff\x12\x01x",                  // ... even when a chunk follows
+      "\x0a\x02\xff\xff",                               // start that does not parse
+      "\x0a\x02\xff\xff\x12\x01x",                      // ... even when a chunk follows
   };
   for (const std::string& bytes : malformed) {
     absl::StatusOr<StreamRequestView> view = ReadStreamRequest(Buffer(bytes));
@@ -167,8 +168,8 @@ TEST(StreamWireTest, ResponseIsWhatProtobufWrites) {
       v1::OpenStreamResponse expected;
       expected.set_plaintext_chunk(output);
       expected.set_key_version(version);
-      EXPECT_EQ(Flat(StreamResponse(crypto::OutputBytes(output.begin(), output.end()),
-                                    version, /*secret=*/true)),
+      EXPECT_EQ(Flat(StreamResponse(crypto::OutputBytes(output.begin(), output.end()), version,
+                                    /*secret=*/true)),
                 expected.SerializeAsString())
           << version << " " << size;
     }

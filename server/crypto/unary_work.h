@@ -38,14 +38,11 @@ class UnaryWork {
                       v1::RewrapResponse& response, Output& ciphertext);
   // Makes the data key in response.plaintext() (cleared unless asked for): the
   // caller wipes that field once the call is done, whatever its outcome.
-  absl::Status GenerateDataKey(const Caller& caller,
-                               const v1::GenerateDataKeyRequest& request,
+  absl::Status GenerateDataKey(const Caller& caller, const v1::GenerateDataKeyRequest& request,
                                v1::GenerateDataKeyResponse& response);
 
   size_t max_plaintext_bytes() const { return max_plaintext_bytes_; }
-  size_t max_ciphertext_bytes() const {
-    return max_plaintext_bytes_ + crypto::kUnaryOverheadBytes;
-  }
+  size_t max_ciphertext_bytes() const { return max_plaintext_bytes_ + crypto::kUnaryOverheadBytes; }
 
  private:
   CryptoEngine& engine_;

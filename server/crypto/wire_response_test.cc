@@ -34,8 +34,8 @@ TEST(ResponseAroundBytes, IsProtobufsOwnEncoding) {
         rest.set_verified_associated_data_crc32c(true);
       }
       expected.MergeFrom(rest);
-      const grpc::ByteBuffer wire = ResponseAroundBytes(
-          1, crypto::OutputBytes(size, 'c'), /*secret=*/false, rest);
+      const grpc::ByteBuffer wire =
+          ResponseAroundBytes(1, crypto::OutputBytes(size, 'c'), /*secret=*/false, rest);
       EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size << " " << with_fields;
       EXPECT_EQ(wire.Length(), expected.ByteSizeLong());
     }
@@ -61,8 +61,7 @@ TEST(ResponseAroundBytes, TakesTheOutputsBuffer) {
     const uint8_t* buffer = output.data();
     v1::OpenStreamResponse rest;
     rest.set_key_version(9);
-    const grpc::ByteBuffer wire =
-        ResponseAroundBytes(1, std::move(output), /*secret=*/true, rest);
+    const grpc::ByteBuffer wire = ResponseAroundBytes(1, std::move(output), /*secret=*/true, rest);
     v1::OpenStreamResponse expected = rest;
     expected.set_plaintext_chunk(std::string(size, 'x'));
     EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size;

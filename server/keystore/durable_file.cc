@@ -23,8 +23,7 @@ namespace {
 // credentials or a reason to retry.
 absl::Status Errno(absl::string_view what, const std::string& path) {
   const int error = errno;
-  const std::string message =
-      absl::StrCat(what, " ", path, ": ", std::strerror(error));
+  const std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(error));
   if (error == ENOENT) return absl::NotFoundError(message);
   return absl::InternalError(message);
 }
@@ -95,9 +94,8 @@ absl::StatusOr<FileRead> ReadFile(const std::string& path, size_t max_bytes) {
   return read;
 }
 
-absl::StatusOr<FileIdentity> ReplaceFile(
-    const std::string& path, absl::Span<const uint8_t> bytes,
-    const std::function<bool()>& fail_before_rename) {
+absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path, absl::Span<const uint8_t> bytes,
+                                         const std::function<bool()>& fail_before_rename) {
   RemoveStaleTemps(path);
   const std::string temp = absl::StrCat(path, ".tmp.", getpid());
   Fd file{open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};

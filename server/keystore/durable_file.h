@@ -26,8 +26,7 @@ struct FileIdentity {
   int64_t mtime_ns = 0;
 
   bool operator==(const FileIdentity& o) const {
-    return device == o.device && inode == o.inode && size == o.size &&
-           mtime_ns == o.mtime_ns;
+    return device == o.device && inode == o.inode && size == o.size && mtime_ns == o.mtime_ns;
   }
   bool operator!=(const FileIdentity& o) const { return !(*this == o); }
 };
@@ -47,8 +46,7 @@ absl::StatusOr<FileRead> ReadFile(const std::string& path, size_t max_bytes = SI
 // as it was. `fail_before_rename` (tests only) simulates a failed write. Callers
 // hold the keystore's flock, so one temp name per process cannot collide, and any
 // <path>.tmp.* already there is a killed writer's: it is removed first.
-absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path,
-                                         absl::Span<const uint8_t> bytes,
+absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path, absl::Span<const uint8_t> bytes,
                                          const std::function<bool()>& fail_before_rename);
 
 // mkdir -p with `mode` for the directories it creates.

@@ -41,8 +41,7 @@ void WipeTenant(internal::Tenant& tenant) {
   }
 }
 
-std::optional<internal::Record> ReadFrom(internal::KeystoreFile& file,
-                                         const RecordName& name) {
+std::optional<internal::Record> ReadFrom(internal::KeystoreFile& file, const RecordName& name) {
   internal::Tenant* tenant = FindTenantIn(file, name.tenant);
   if (tenant == nullptr) return std::nullopt;
   internal::Record record;
@@ -142,8 +141,7 @@ class FileStorage::Transaction : public StorageTransaction {
   KeystoreContents contents_;
 };
 
-absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(
-    FileStorageOptions options) {
+absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(FileStorageOptions options) {
   if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   return std::unique_ptr<FileStorage>(new FileStorage(std::move(options)));
@@ -250,8 +248,7 @@ absl::Status FileStorage::Refresh() {
   // The generation catches what the identity alone could miss: a reused inode
   // number with the same size and a coarse mtime.
   auto generation = PeekGeneration(header->bytes, path_);
-  if (!generation.ok() || *generation != loaded_generation_ ||
-      !(header->identity == loaded_)) {
+  if (!generation.ok() || *generation != loaded_generation_ || !(header->identity == loaded_)) {
     auto read = ReadFile(path_);
     if (!read.ok()) return read.status();
     auto contents = Open(*read);

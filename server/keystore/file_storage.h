@@ -74,8 +74,8 @@ class FileStorage : public KeystoreStorage {
   const std::string lock_path_;
   // One transaction or reload at a time in this process; the flock excludes others.
   std::mutex mu_;
-  FileIdentity loaded_;        // the file the listener's keystore came from; mu_
-  uint64_t loaded_generation_ = 0;  // mu_
+  FileIdentity loaded_;                  // the file the listener's keystore came from; mu_
+  uint64_t loaded_generation_ = 0;       // mu_
   StorageListener* listener_ = nullptr;  // set once by Follow
   absl::Notification stopping_;
   std::thread poller_;

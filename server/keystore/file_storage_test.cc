@@ -22,8 +22,8 @@
 namespace sealbox::server {
 namespace {
 
-using ::testing::SizeIs;
 using testing::RandomKek;
+using ::testing::SizeIs;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -150,8 +150,8 @@ TEST_F(FileStorageTest, DamagedFilesAreRefusedAndLeftAlone) {
   flipped[flipped.size() / 2 + 32] ^= 1;
   std::string bad_magic = good;
   bad_magic[0] = 'X';
-  for (const std::string& bad : {flipped, bad_magic, good.substr(0, good.size() - 1),
-                                 good.substr(0, 40), std::string()}) {
+  for (const std::string& bad :
+       {flipped, bad_magic, good.substr(0, good.size() - 1), good.substr(0, 40), std::string()}) {
     WriteAll(path_, bad);
     auto ks = Open(Options(), /*create=*/true);
     EXPECT_TRUE(absl::IsDataLoss(ks.status())) << ks.status();

@@ -17,11 +17,9 @@ Freshness::Freshness(absl::Duration max_staleness, std::string store)
 
 void Freshness::Confirm(SteadyClock::time_point as_of) {
   const int64_t ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(as_of.time_since_epoch())
-          .count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(as_of.time_since_epoch()).count();
   int64_t seen = confirmed_ns_.load(std::memory_order_relaxed);
-  while (seen < ns && !confirmed_ns_.compare_exchange_weak(seen, ns,
-                                                          std::memory_order_acq_rel)) {
+  while (seen < ns && !confirmed_ns_.compare_exchange_weak(seen, ns, std::memory_order_acq_rel)) {
   }
 }
 
@@ -41,14 +39,13 @@ absl::Status Freshness::Stale(const std::string& why) const {
   const absl::Duration staleness = Staleness();
   std::string since = "never";
   if (staleness != absl::InfiniteDuration()) {
-    since = absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", ConfirmedAt(),
-                                          absl::UTCTimeZone()),
-                         " (", absl::FormatDuration(absl::Trunc(staleness, absl::Milliseconds(100))),
-                         " ago)");
+    since = absl::StrCat(
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", ConfirmedAt(), absl::UTCTimeZone()), " (",
+        absl::FormatDuration(absl::Trunc(staleness, absl::Milliseconds(100))), " ago)");
   }
   return absl::UnavailableError(absl::StrCat(
-      "this replica's keystore is stale: last confirmed current with the ", store_,
-      " at ", since, ", longer ago than --max-staleness=", FormatMaxStaleness(max_staleness_),
+      "this replica's keystore is stale: last confirmed current with the ", store_, " at ", since,
+      ", longer ago than --max-staleness=", FormatMaxStaleness(max_staleness_),
       " allows, so anything revoked since may not be known here; calls are refused "
       "until it reaches its store again",
       why.empty() ? "" : absl::StrCat(" (", why, ")")));

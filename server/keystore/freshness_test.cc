@@ -29,10 +29,9 @@ TEST(FreshnessTest, CurrentWithinTheBoundStaleAfterAndCurrentAgainWithANewProof)
   old.Confirm(SteadyClock::now() - std::chrono::seconds(31));
   absl::Status status = old.Check("etcd at 10.0.0.1:2379: connection refused");
   EXPECT_TRUE(absl::IsUnavailable(status)) << status;
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("stale"), HasSubstr("keystore /data/keystore.sbx"),
-                    HasSubstr("s ago)"), HasSubstr("--max-staleness=30s"),
-                    HasSubstr("connection refused")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("stale"), HasSubstr("keystore /data/keystore.sbx"),
+                                      HasSubstr("s ago)"), HasSubstr("--max-staleness=30s"),
+                                      HasSubstr("connection refused")));
   EXPECT_GE(old.Staleness(), absl::Seconds(31));
 
   old.Confirm(SteadyClock::now());

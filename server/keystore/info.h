@@ -81,7 +81,7 @@ struct KeySummary {
   KeyAlgorithm algorithm = KeyAlgorithm::kUnspecified;
   uint32_t primary_version = 0;
   uint32_t min_decryption_version = 0;
-  uint32_t min_available_version = 1;  // versions below were trimmed
+  uint32_t min_available_version = 1;                     // versions below were trimmed
   absl::Duration rotation_period = absl::ZeroDuration();  // zero: not automatic
   absl::Time primary_create_time;  // the next rotation is due this + rotation_period
 };

@@ -23,8 +23,8 @@ KekFingerprint FingerprintOf(const Kek& kek) {
   static constexpr char kLabel[] = "sealbox/v1/kek-fingerprint";
   uint8_t mac[EVP_MAX_MD_SIZE];
   unsigned int mac_bytes = 0;
-  HMAC(EVP_sha256(), kek.span().data(), kek.span().size(),
-       reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel) - 1, mac, &mac_bytes);
+  HMAC(EVP_sha256(), kek.span().data(), kek.span().size(), reinterpret_cast<const uint8_t*>(kLabel),
+       sizeof(kLabel) - 1, mac, &mac_bytes);
   KekFingerprint fingerprint;
   std::memcpy(fingerprint.data(), mac, fingerprint.size());
   OPENSSL_cleanse(mac, sizeof(mac));
@@ -36,13 +36,12 @@ bool FingerprintMatches(const Kek& kek, const uint8_t* fingerprint) {
   return CRYPTO_memcmp(expected.data(), fingerprint, expected.size()) == 0;
 }
 
-absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
-    const Kek& kek, absl::Span<const uint8_t> salt,
-    absl::string_view info) {
+absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(const Kek& kek,
+                                                                 absl::Span<const uint8_t> salt,
+                                                                 absl::string_view info) {
   auto key = crypto::HkdfSha256(
       kek.span(), salt,
-      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(info.data()), info.size()),
-      32);
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(info.data()), info.size()), 32);
   if (!key.ok()) return key.status();
   return crypto::ExpandedKey::Create(key->span());
 }

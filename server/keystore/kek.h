@@ -62,9 +62,9 @@ bool FingerprintMatches(const Kek& kek, const uint8_t* fingerprint);
 
 // The AES-256-GCM key for one write: HKDF-SHA256(ikm = KEK, salt, info). `info`
 // names the format ("sealbox/v1/keystore", "sealbox/v1/etcd-record").
-absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(
-    const Kek& kek, absl::Span<const uint8_t> salt,
-    absl::string_view info);
+absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> WrappingKey(const Kek& kek,
+                                                                 absl::Span<const uint8_t> salt,
+                                                                 absl::string_view info);
 
 }  // namespace sealbox::server
 

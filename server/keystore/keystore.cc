@@ -106,8 +106,8 @@ absl::Status KeyNotFound(const std::string& tenant, const std::string& key) {
   return absl::NotFoundError(absl::StrCat(KeyRef(tenant, key), " not found"));
 }
 
-absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant,
-                                                  internal::Key& key, uint32_t version) {
+absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant, internal::Key& key,
+                                                  uint32_t version) {
   for (internal::KeyVersion& v : *key.mutable_versions()) {
     if (v.version() == version) return &v;
   }
@@ -116,8 +116,7 @@ absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant,
 }
 
 // Appends a version (one past the highest so far) and makes it primary.
-void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
-                       bool imported) {
+void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material, bool imported) {
   uint32_t next = 1;
   for (const internal::KeyVersion& v : key.versions()) {
     next = std::max(next, v.version() + 1);
@@ -132,11 +131,9 @@ void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material,
   if (key.min_decryption_version() == 0) key.set_min_decryption_version(1);
 }
 
-absl::Status RotateFirst(const std::string& tenant, const internal::Key& key,
-                         uint32_t version) {
-  return absl::FailedPreconditionError(
-      absl::StrCat(KeyRef(tenant, key.name()), " version ", version,
-                   " is the primary version; rotate first"));
+absl::Status RotateFirst(const std::string& tenant, const internal::Key& key, uint32_t version) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      KeyRef(tenant, key.name()), " version ", version, " is the primary version; rotate first"));
 }
 
 // What admin calls say of a key as committed (no key material).
@@ -170,8 +167,7 @@ class Keystore::Transaction {
 
   // The key as stored, or nullptr when there is none. The transaction owns it: change
   // it in place, then Put it.
-  absl::StatusOr<internal::Key*> FindKey(const std::string& tenant,
-                                         const std::string& key) {
+  absl::StatusOr<internal::Key*> FindKey(const std::string& tenant, const std::string& key) {
     auto record = storage_.Read(RecordName::Key(tenant, key));
     if (!record.ok()) return record.status();
     if (!record->has_value()) return nullptr;
@@ -182,8 +178,7 @@ class Keystore::Transaction {
   // The key, or NOT_FOUND naming what is missing (its tenant, or the key). A key
   // that exists needs no read of its tenant: deleting a tenant deletes its keys in
   // the same commit, so the key's own read condition covers both.
-  absl::StatusOr<internal::Key*> RequireKey(const std::string& tenant,
-                                            const std::string& key) {
+  absl::StatusOr<internal::Key*> RequireKey(const std::string& tenant, const std::string& key) {
     auto found = FindKey(tenant, key);
     if (!found.ok()) return found.status();
     if (*found != nullptr) return *found;
@@ -283,8 +278,9 @@ struct Keystore::State : public StorageListener {
       Log("keystore_unreachable", "warning")
           .Add("store", storage->Describe())
           .Add("error", why)
-          .Add("detail", "serving from the last snapshot for at most --max-staleness; "
-                         "admin calls fail until it is back");
+          .Add("detail",
+               "serving from the last snapshot for at most --max-staleness; "
+               "admin calls fail until it is back");
     }
     if (options.on_writable) options.on_writable(now);
   }
@@ -353,9 +349,8 @@ struct Keystore::State : public StorageListener {
 
   bool WaitForGeneration(uint64_t target, absl::Duration patience = kVisibleWithin) {
     absl::MutexLock lock(&mu);
-    auto reached = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-      return generation >= target;
-    };
+    auto reached = [this, target]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return generation >= target; };
     return mu.AwaitWithTimeout(absl::Condition(&reached), patience);
   }
 
@@ -401,8 +396,8 @@ Keystore::~Keystore() {
   state_->storage->Stop();
 }
 
-absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(
-    std::unique_ptr<KeystoreStorage> storage, KeystoreOpenOptions options) {
+absl::StatusOr<std::unique_ptr<Keystore>> Keystore::Open(std::unique_ptr<KeystoreStorage> storage,
+                                                         KeystoreOpenOptions options) {
   std::unique_ptr<Keystore> keystore(
       new Keystore(std::make_unique<State>(std::move(storage), std::move(options))));
   State& s = *keystore->state_;
@@ -435,8 +430,7 @@ absl::Status Keystore::Loaded() const {
   absl::MutexLock lock(&state_->mu);
   if (state_->loaded) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat("the ", state_->storage->Describe(),
-                                             " is not loaded yet: ",
-                                             state_->not_loaded_because));
+                                             " is not loaded yet: ", state_->not_loaded_because));
 }
 
 absl::Status Keystore::Writable() const {
@@ -444,8 +438,7 @@ absl::Status Keystore::Writable() const {
   absl::MutexLock lock(&state_->mu);
   if (state_->reachable) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat("the ", state_->storage->Describe(),
-                                             " is unreachable: ",
-                                             state_->unreachable_because));
+                                             " is unreachable: ", state_->unreachable_because));
 }
 
 absl::Status Keystore::WaitUntilWritable(absl::Duration patience) const {
@@ -543,8 +536,7 @@ absl::Status Keystore::WaitForStore(absl::Time deadline) {
         s.sync_last_start = absl::Now();
       }
       absl::StatusOr<uint64_t> revision = s.storage->Barrier(deadline - absl::Now());
-      const bool reached =
-          revision.ok() && s.WaitForGeneration(*revision, deadline - absl::Now());
+      const bool reached = revision.ok() && s.WaitForGeneration(*revision, deadline - absl::Now());
       s.sync_mu.Lock();
       s.sync_running = false;
       if (!revision.ok()) return revision.status();
@@ -592,9 +584,9 @@ absl::Status Keystore::Update(const RecordName& lock,
     }
     if (!absl::IsAborted(committed.status())) return committed.status();
     if (attempt == kMaxAttempts) {
-      return absl::AbortedError(absl::StrCat(
-          "the change to ", lock.ToString(), " lost ", kMaxAttempts,
-          " races with other writers of the keystore; try again"));
+      return absl::AbortedError(
+          absl::StrCat("the change to ", lock.ToString(), " lost ", kMaxAttempts,
+                       " races with other writers of the keystore; try again"));
     }
     // Randomized backoff, so the writers that lost this round do not collide again.
     const int64_t cap_us = std::min<int64_t>(50'000, 500 << std::min(attempt, 7));
@@ -682,8 +674,7 @@ absl::StatusOr<IssuedToken> Keystore::IssueToken(const std::string& tenant,
 }
 
 absl::StatusOr<IssuedToken> Keystore::RenewToken(const std::string& tenant,
-                                                 const std::string& token_id,
-                                                 absl::Duration ttl) {
+                                                 const std::string& token_id, absl::Duration ttl) {
   if (absl::Status s = CheckLifetime(ttl, "ttl"); !s.ok()) return s;
   return StoreNewToken(tenant, [&](Transaction& txn, internal::Token& successor) {
     // Read in the transaction: a revocation meanwhile makes the commit retry, and
@@ -694,8 +685,7 @@ absl::StatusOr<IssuedToken> Keystore::RenewToken(const std::string& tenant,
     const internal::Token& token = **found;
     const int64_t now = NowUnix();
     if (token.expire_time_unix() == 0) {
-      return absl::FailedPreconditionError(
-          "this token does not expire: there is nothing to renew");
+      return absl::FailedPreconditionError("this token does not expire: there is nothing to renew");
     }
     if (token.expire_time_unix() <= now) return absl::UnauthenticatedError("token expired");
     int64_t lifetime = ttl == absl::ZeroDuration()
@@ -747,8 +737,7 @@ absl::StatusOr<IssuedToken> Keystore::StoreNewToken(
   return IssuedToken{token->token, TokenInfoOf(stored)};
 }
 
-absl::Status Keystore::RevokeToken(const std::string& tenant,
-                                   const std::string& token_id) {
+absl::Status Keystore::RevokeToken(const std::string& tenant, const std::string& token_id) {
   if (absl::Status s = ValidateTenantName(tenant); !s.ok()) return s;
   return DeleteToken(tenant, token_id);
 }
@@ -756,10 +745,9 @@ absl::Status Keystore::RevokeToken(const std::string& tenant,
 absl::Status Keystore::DeleteToken(const std::string& tenant, const std::string& token_id) {
   // Not echoed: a token pasted in place of its id must not reach a log.
   const absl::Status no_such_token =
-      tenant == kAdminTokensTenant
-          ? absl::NotFoundError("admin token with that id not found")
-          : absl::NotFoundError(
-                absl::StrCat("token with that id not found in ", TenantRef(tenant)));
+      tenant == kAdminTokensTenant ? absl::NotFoundError("admin token with that id not found")
+                                   : absl::NotFoundError(absl::StrCat(
+                                         "token with that id not found in ", TenantRef(tenant)));
   if (token_id.empty() || token_id.size() > 64) return no_such_token;
   return Update(RecordName::Token(tenant, token_id), [&](Transaction& txn) {
     if (tenant != kAdminTokensTenant) {
@@ -773,8 +761,7 @@ absl::Status Keystore::DeleteToken(const std::string& tenant, const std::string&
   });
 }
 
-absl::StatusOr<IssuedToken> Keystore::IssueAdminToken(const TokenRequest& request,
-                                                      bool read_only) {
+absl::StatusOr<IssuedToken> Keystore::IssueAdminToken(const TokenRequest& request, bool read_only) {
   if (absl::Status s = CheckDescription(request.description); !s.ok()) return s;
   if (absl::Status s = CheckLifetime(request.ttl, "ttl"); !s.ok()) return s;
   // The reserved tenant is made with the first admin token, in a commit of its own
@@ -816,22 +803,22 @@ absl::Status Keystore::RetireBootstrapAdminToken(const std::string& sha256) {
         "retiring the bootstrap admin token would leave no admin token that may change "
         "the keystore; issue one first (IssueAdminToken)");
   }
-  const std::string id = absl::StrCat(
-      "bootstrap-", absl::BytesToHexString(absl::string_view(sha256).substr(0, 8)));
-  absl::Status s = Update(RecordName::Token(std::string(kAdminTokensTenant), id),
-                          [&](Transaction& txn) {
-                            auto exists = txn.HasToken(std::string(kAdminTokensTenant), id);
-                            if (!exists.ok()) return exists.status();
-                            if (*exists) return absl::OkStatus();  // retired already
-                            internal::Token marker;
-                            marker.set_id(id);
-                            marker.set_sha256(sha256);
-                            marker.set_description("retired bootstrap admin token");
-                            marker.set_create_time_unix(NowUnix());
-                            marker.set_retired(true);
-                            txn.PutToken(std::string(kAdminTokensTenant), marker);
-                            return absl::OkStatus();
-                          });
+  const std::string id =
+      absl::StrCat("bootstrap-", absl::BytesToHexString(absl::string_view(sha256).substr(0, 8)));
+  absl::Status s =
+      Update(RecordName::Token(std::string(kAdminTokensTenant), id), [&](Transaction& txn) {
+        auto exists = txn.HasToken(std::string(kAdminTokensTenant), id);
+        if (!exists.ok()) return exists.status();
+        if (*exists) return absl::OkStatus();  // retired already
+        internal::Token marker;
+        marker.set_id(id);
+        marker.set_sha256(sha256);
+        marker.set_description("retired bootstrap admin token");
+        marker.set_create_time_unix(NowUnix());
+        marker.set_retired(true);
+        txn.PutToken(std::string(kAdminTokensTenant), marker);
+        return absl::OkStatus();
+      });
   return s;
 }
 
@@ -847,8 +834,7 @@ std::vector<TokenInfo> Keystore::ListAdminTokens() const {
   return out;
 }
 
-absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant,
-                                            const std::string& key,
+absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant, const std::string& key,
                                             KeyAlgorithm requested) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   internal::Algorithm algorithm = ToRecord(requested);
@@ -864,8 +850,7 @@ absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant,
     auto existing = txn.FindKey(tenant, key);
     if (!existing.ok()) return existing.status();
     if (*existing != nullptr) {
-      return absl::AlreadyExistsError(
-          absl::StrCat(KeyRef(tenant, key), " already exists"));
+      return absl::AlreadyExistsError(absl::StrCat(KeyRef(tenant, key), " already exists"));
     }
     internal::Record record;
     internal::Key& created = *record.mutable_key();
@@ -881,8 +866,7 @@ absl::StatusOr<KeyInfo> Keystore::CreateKey(const std::string& tenant,
   return result;
 }
 
-absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant,
-                                            const std::string& key,
+absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant, const std::string& key,
                                             absl::Span<const uint8_t> material) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   const internal::Algorithm algorithm = material.size() == 16   ? internal::AES_128_GCM
@@ -894,8 +878,7 @@ absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant,
   }
   // All zeros (an unset buffer) and other one-byte fills are mistakes, not keys. The
   // message says nothing of which byte it was.
-  if (std::all_of(material.begin(), material.end(),
-                  [&](uint8_t b) { return b == material[0]; })) {
+  if (std::all_of(material.begin(), material.end(), [&](uint8_t b) { return b == material[0]; })) {
     return absl::InvalidArgumentError(
         "key material is one byte repeated (such as all zeros); import random bytes");
   }
@@ -908,11 +891,10 @@ absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant,
     internal::Key& imported = *record.mutable_key();
     if (*existing != nullptr) {
       if ((*existing)->algorithm() != algorithm) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(KeyRef(tenant, key), " is ",
-                         internal::Algorithm_Name((*existing)->algorithm()), " (",
-                         MaterialBytes((*existing)->algorithm()), "-byte material), not ",
-                         material.size(), " bytes"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            KeyRef(tenant, key), " is ", internal::Algorithm_Name((*existing)->algorithm()), " (",
+            MaterialBytes((*existing)->algorithm()), "-byte material), not ", material.size(),
+            " bytes"));
       }
       imported = **existing;
     } else {
@@ -929,8 +911,7 @@ absl::StatusOr<KeyInfo> Keystore::ImportKey(const std::string& tenant,
   return result;
 }
 
-absl::StatusOr<KeyInfo> Keystore::RotateKey(const std::string& tenant,
-                                            const std::string& key) {
+absl::StatusOr<KeyInfo> Keystore::RotateKey(const std::string& tenant, const std::string& key) {
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto material = RandomMaterial(k.algorithm());
     if (!material.ok()) return material.status();
@@ -940,13 +921,12 @@ absl::StatusOr<KeyInfo> Keystore::RotateKey(const std::string& tenant,
 }
 
 absl::StatusOr<KeyInfo> Keystore::SetRotationPeriod(const std::string& tenant,
-                                                    const std::string& key,
-                                                    absl::Duration period) {
+                                                    const std::string& key, absl::Duration period) {
   const absl::Duration min = state_->options.min_rotation_period;
   if (period != absl::ZeroDuration() && (period < min || period > absl::Hours(24 * 36525))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a rotation period must be zero (never) or between ", absl::FormatDuration(min),
-        " (--min-rotation-period-seconds) and 100 years"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a rotation period must be zero (never) or between ",
+                     absl::FormatDuration(min), " (--min-rotation-period-seconds) and 100 years"));
   }
   const int64_t seconds = absl::ToInt64Seconds(period);
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
@@ -1040,8 +1020,8 @@ int Keystore::DeleteExpiredTokens(absl::Time now) {
     Log("expired_token_deleted")
         .Add("tenant", tenant)
         .Add("token_id", token.id)
-        .Add("expire_time", absl::FormatTime(absl::RFC3339_sec, token.expire_time,
-                                              absl::UTCTimeZone()));
+        .Add("expire_time",
+             absl::FormatTime(absl::RFC3339_sec, token.expire_time, absl::UTCTimeZone()));
   }
   return deleted;
 }
@@ -1051,8 +1031,7 @@ absl::Duration Keystore::RotationCheckInterval() const {
                     absl::Minutes(1));
 }
 
-absl::StatusOr<KeyInfo> Keystore::GetKey(const std::string& tenant,
-                                         const std::string& key) const {
+absl::StatusOr<KeyInfo> Keystore::GetKey(const std::string& tenant, const std::string& key) const {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   auto snap = snapshot();
   if (snap->FindTenant(tenant) == nullptr) return TenantNotFound(tenant);
@@ -1080,9 +1059,9 @@ absl::StatusOr<KeyInfo> Keystore::SetMinDecryptionVersion(const std::string& ten
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     if (version < k.min_available_version()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          KeyRef(tenant, key), " versions below ", k.min_available_version(),
-          " were trimmed; the minimum decryption version cannot go below it"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(KeyRef(tenant, key), " versions below ", k.min_available_version(),
+                       " were trimmed; the minimum decryption version cannot go below it"));
     }
     if (version > k.primary_version()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -1094,10 +1073,8 @@ absl::StatusOr<KeyInfo> Keystore::SetMinDecryptionVersion(const std::string& ten
   });
 }
 
-absl::StatusOr<KeyInfo> Keystore::SetVersionState(const std::string& tenant,
-                                                  const std::string& key,
-                                                  uint32_t version,
-                                                  VersionState requested) {
+absl::StatusOr<KeyInfo> Keystore::SetVersionState(const std::string& tenant, const std::string& key,
+                                                  uint32_t version, VersionState requested) {
   const internal::KeyVersionState state = ToRecord(requested);
   if (state != internal::ENABLED && state != internal::DISABLED) {
     if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
@@ -1127,10 +1104,10 @@ absl::StatusOr<KeyInfo> Keystore::TrimKey(const std::string& tenant, const std::
   }
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     if (min_available_version > k.min_decryption_version()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          KeyRef(tenant, key), " versions from ", k.min_decryption_version(),
-          " still open; trimming below ", min_available_version,
-          " needs the minimum decryption version raised to it first"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(KeyRef(tenant, key), " versions from ", k.min_decryption_version(),
+                       " still open; trimming below ", min_available_version,
+                       " needs the minimum decryption version raised to it first"));
     }
     if (min_available_version <= std::max<uint32_t>(1, k.min_available_version())) {
       return false;  // already trimmed that far: nothing to write
@@ -1152,8 +1129,7 @@ absl::StatusOr<KeyInfo> Keystore::TrimKey(const std::string& tenant, const std::
   });
 }
 
-absl::StatusOr<KeyInfo> Keystore::DestroyVersion(const std::string& tenant,
-                                                 const std::string& key,
+absl::StatusOr<KeyInfo> Keystore::DestroyVersion(const std::string& tenant, const std::string& key,
                                                  uint32_t version) {
   return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
     auto v = FindVersion(tenant, k, version);

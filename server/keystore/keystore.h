@@ -55,8 +55,8 @@ class Keystore {
   // Load, then Follow. Errors, with clear messages: NOT_FOUND (no keystore and no
   // `create`), FAILED_PRECONDITION (a different KEK), DATA_LOSS (damage),
   // UNAVAILABLE (the store cannot be reached, unless `keep_trying`).
-  static absl::StatusOr<std::unique_ptr<Keystore>> Open(
-      std::unique_ptr<KeystoreStorage> storage, KeystoreOpenOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Keystore>> Open(std::unique_ptr<KeystoreStorage> storage,
+                                                        KeystoreOpenOptions options = {});
 
   // Whether opening found records under the previous KEK and rewrote them under the
   // current one.
@@ -110,8 +110,7 @@ class Keystore {
   absl::StatusOr<std::vector<TenantInfo>> ListTenants() const;
   // INVALID_ARGUMENT for a bad scope (TokenAccess::Create), a negative ttl, or a
   // max_ttl without a ttl or shorter than it.
-  absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
-                                         const TokenRequest& request);
+  absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant, const TokenRequest& request);
   // A token with every permission that never expires.
   absl::StatusOr<IssuedToken> IssueToken(const std::string& tenant,
                                          const std::string& description) {
@@ -123,8 +122,7 @@ class Keystore {
   // (zero: the lifetime it was issued for), never past its max_expire_time.
   // FAILED_PRECONDITION for a token that does not expire or has reached its
   // max_expire_time; NOT_FOUND when it was revoked meanwhile.
-  absl::StatusOr<IssuedToken> RenewToken(const std::string& tenant,
-                                         const std::string& token_id,
+  absl::StatusOr<IssuedToken> RenewToken(const std::string& tenant, const std::string& token_id,
                                          absl::Duration ttl);
 
   // Admin tokens, kept as tokens of the reserved tenant kAdminTokensTenant (the
@@ -149,8 +147,8 @@ class Keystore {
   absl::StatusOr<KeyInfo> RotateKey(const std::string& tenant, const std::string& key);
   // Zero: no automatic rotation. INVALID_ARGUMENT below the options'
   // min_rotation_period, or negative.
-  absl::StatusOr<KeyInfo> SetRotationPeriod(const std::string& tenant,
-                                            const std::string& key, absl::Duration period);
+  absl::StatusOr<KeyInfo> SetRotationPeriod(const std::string& tenant, const std::string& key,
+                                            absl::Duration period);
   // Rotates every key whose rotation is due at `now`. Each rotation is a transaction
   // that checks again that it is still due, so replicas doing this at once rotate a
   // key once: the others' commits conflict, and their retries find it done. Returns
@@ -169,11 +167,10 @@ class Keystore {
   absl::StatusOr<KeyInfo> GetKey(const std::string& tenant, const std::string& key) const;
   absl::StatusOr<std::vector<KeyInfo>> ListKeys(const std::string& tenant) const;
   // 1 <= version <= the primary version.
-  absl::StatusOr<KeyInfo> SetMinDecryptionVersion(const std::string& tenant,
-                                                  const std::string& key,
+  absl::StatusOr<KeyInfo> SetMinDecryptionVersion(const std::string& tenant, const std::string& key,
                                                   uint32_t version);
-  absl::StatusOr<KeyInfo> SetVersionState(const std::string& tenant,
-                                          const std::string& key, uint32_t version,
+  absl::StatusOr<KeyInfo> SetVersionState(const std::string& tenant, const std::string& key,
+                                          uint32_t version,
                                           VersionState state);  // kEnabled/kDisabled
   // Wipes the material; the version stays, kDestroyed. Destroying a destroyed
   // version again is OK and changes nothing (it returns the key).
@@ -183,8 +180,8 @@ class Keystore {
   // than is already trimmed changes nothing.
   absl::StatusOr<KeyInfo> TrimKey(const std::string& tenant, const std::string& key,
                                   uint32_t min_available_version);
-  absl::StatusOr<KeyInfo> DestroyVersion(const std::string& tenant,
-                                         const std::string& key, uint32_t version);
+  absl::StatusOr<KeyInfo> DestroyVersion(const std::string& tenant, const std::string& key,
+                                         uint32_t version);
 
   ~Keystore();
 

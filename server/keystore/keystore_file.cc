@@ -33,8 +33,8 @@ bool HeaderFingerprintMatches(const Kek& kek, const uint8_t* header) {
   return FingerprintMatches(kek, header + kFingerprintAt);
 }
 
-absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> FileWrappingKey(
-    const Kek& kek, const uint8_t* salt) {
+absl::StatusOr<std::unique_ptr<crypto::ExpandedKey>> FileWrappingKey(const Kek& kek,
+                                                                     const uint8_t* salt) {
   return WrappingKey(kek, absl::MakeConstSpan(salt, kSaltBytes), "sealbox/v1/keystore");
 }
 
@@ -46,9 +46,9 @@ absl::Status CheckHeader(absl::Span<const uint8_t> envelope, absl::string_view p
   }
   uint32_t version = crypto::LoadBigEndian32(envelope.data() + kVersionAt);
   if (version != kFormatVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("keystore ", path, " has format version ", version,
-                     "; this server reads ", kFormatVersion));
+    return absl::FailedPreconditionError(absl::StrCat("keystore ", path, " has format version ",
+                                                      version, "; this server reads ",
+                                                      kFormatVersion));
   }
   return absl::OkStatus();
 }
@@ -101,8 +101,7 @@ bool WrittenWithKek(const Kek& kek, absl::Span<const uint8_t> envelope) {
   return HeaderFingerprintMatches(kek, envelope.data());
 }
 
-absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
-                                              absl::Span<const uint8_t> envelope,
+absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek, absl::Span<const uint8_t> envelope,
                                               absl::string_view path) {
   if (absl::Status s = CheckHeader(envelope, path); !s.ok()) return s;
   if (envelope.size() < kKeystoreHeaderBytes + kTagBytes) return Damaged(path);
@@ -115,10 +114,9 @@ absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
   if (!key.ok()) return key.status();
   absl::Span<const uint8_t> body = envelope.subspan(kKeystoreHeaderBytes);
   crypto::SecretBytes plaintext(body.size() - kTagBytes);
-  absl::Status opened =
-      (*key)->Open(absl::MakeConstSpan(header + kNonceAt, kNonceBytes),
-                   envelope.first(kKeystoreHeaderBytes), body.first(plaintext.size()),
-                   body.subspan(plaintext.size()), plaintext.mutable_span());
+  absl::Status opened = (*key)->Open(
+      absl::MakeConstSpan(header + kNonceAt, kNonceBytes), envelope.first(kKeystoreHeaderBytes),
+      body.first(plaintext.size()), body.subspan(plaintext.size()), plaintext.mutable_span());
   KeystoreContents contents;
   if (!opened.ok() || !contents.file.ParseFromArray(plaintext.data(), plaintext.size())) {
     return Damaged(path);

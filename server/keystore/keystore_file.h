@@ -46,14 +46,12 @@ struct KeystoreContents {
 };
 
 // Encrypts `contents` into an envelope.
-absl::StatusOr<std::vector<uint8_t>> SealKeystore(const Kek& kek,
-                                                  const KeystoreContents& contents);
+absl::StatusOr<std::vector<uint8_t>> SealKeystore(const Kek& kek, const KeystoreContents& contents);
 
 // Decrypts an envelope. FAILED_PRECONDITION "keystore <path> was written with a
 // different KEK", or DATA_LOSS "keystore <path> is damaged" (bad magic, truncated,
 // unknown version, failed tag, unparsable proto). `path` only names the file.
-absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek,
-                                              absl::Span<const uint8_t> envelope,
+absl::StatusOr<KeystoreContents> OpenKeystore(const Kek& kek, absl::Span<const uint8_t> envelope,
                                               absl::string_view path);
 
 // Whether an envelope's header carries `kek`'s fingerprint: which of two KEKs a
@@ -62,8 +60,7 @@ bool WrittenWithKek(const Kek& kek, absl::Span<const uint8_t> envelope);
 
 // The generation in a header, without authenticating it (Open does that); for a
 // cheap "did it change?" check. Fails like OpenKeystore on a bad header.
-absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope,
-                                        absl::string_view path);
+absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope, absl::string_view path);
 
 // Wipes one version's key material in place (protobuf does not wipe what it frees).
 void WipeMaterial(internal::KeyVersion& version);

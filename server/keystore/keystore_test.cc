@@ -23,8 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::SizeIs;
 using testing::RandomKek;
+using ::testing::SizeIs;
 
 // Importable material: `size` bytes counting up from `first` (one byte repeated is
 // refused).
@@ -118,8 +118,8 @@ TEST_P(KeystoreTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
   kek_ = RandomKek();
 
   // The new KEK alone cannot read it yet.
-  EXPECT_TRUE(absl::IsFailedPrecondition(
-      testing::OpenKeystore(*store_, kek_, /*create=*/false).status()));
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(testing::OpenKeystore(*store_, kek_, /*create=*/false).status()));
 
   // With the old one as the previous KEK: opened, and rewritten under the new one.
   auto changed = testing::OpenKeystore(*store_, kek_, /*create=*/false, &old_kek);
@@ -198,8 +198,7 @@ TEST_P(KeystoreTest, TokensAuthenticateUntilRevoked) {
   EXPECT_TRUE(absl::IsNotFound(pasted));
   EXPECT_THAT(pasted.message(), Not(HasSubstr(second->token)));
   EXPECT_TRUE(absl::IsNotFound(ks->IssueToken("nobody", "").status()));
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(ks->IssueToken("acme", std::string(257, 'x')).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->IssueToken("acme", std::string(257, 'x')).status()));
 }
 
 TEST_P(KeystoreTest, ScopedExpiringTokensAreStoredAndRenewed) {
@@ -207,8 +206,8 @@ TEST_P(KeystoreTest, ScopedExpiringTokensAreStoredAndRenewed) {
   {
     auto ks = OpenOrDie();
     ASSERT_TRUE(ks->CreateTenant("acme").ok());
-    TokenRequest request{"orders service", {{Operation::kSeal}, {"orders-*"}},
-                         absl::Hours(1), absl::Hours(24)};
+    TokenRequest request{
+        "orders service", {{Operation::kSeal}, {"orders-*"}}, absl::Hours(1), absl::Hours(24)};
     auto issued = ks->IssueToken("acme", request);
     ASSERT_TRUE(issued.ok()) << issued.status();
     token = issued->token;
@@ -240,8 +239,7 @@ TEST_P(KeystoreTest, ScopedExpiringTokensAreStoredAndRenewed) {
   EXPECT_EQ(renewed->info.max_expire_time, listed.max_expire_time);
   auto successor = ks->snapshot()->TokenFor(renewed->token);
   ASSERT_TRUE(successor.ok());
-  EXPECT_TRUE(absl::IsPermissionDenied(
-      (*successor)->access.Check(Operation::kSeal, "payments")));
+  EXPECT_TRUE(absl::IsPermissionDenied((*successor)->access.Check(Operation::kSeal, "payments")));
   EXPECT_TRUE(ks->snapshot()->TokenFor(token).ok()) << "the old token lives to its expiry";
 
   // A renewal asking beyond the maximum gets the maximum, and then no more.
@@ -305,9 +303,11 @@ TEST_P(KeystoreTest, RotationPeriodsAreCheckedAndShown) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->CreateTenant("acme").ok());
   ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
-  EXPECT_TRUE(absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", absl::Minutes(59)).status()))
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", absl::Minutes(59)).status()))
       << "below the minimum (1 hour by default)";
-  EXPECT_TRUE(absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", -absl::Hours(2)).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->SetRotationPeriod("acme", "k", -absl::Hours(2)).status()));
   EXPECT_TRUE(absl::IsNotFound(ks->SetRotationPeriod("acme", "nope", absl::Hours(2)).status()));
   auto key = ks->SetRotationPeriod("acme", "k", absl::Hours(24 * 30));
   ASSERT_TRUE(key.ok()) << key.status();
@@ -318,7 +318,8 @@ TEST_P(KeystoreTest, RotationPeriodsAreCheckedAndShown) {
   EXPECT_EQ(ks->GetKey("acme", "k")->primary_version, 1u);
   EXPECT_EQ(ks->SetRotationPeriod("acme", "k", absl::ZeroDuration())->rotation_period,
             absl::ZeroDuration());
-  EXPECT_EQ(ks->RotationCheckInterval(), absl::Minutes(1)) << "a tenth of an hour, at most a minute";
+  EXPECT_EQ(ks->RotationCheckInterval(), absl::Minutes(1))
+      << "a tenth of an hour, at most a minute";
 }
 
 // Three replicas of one store checking at once, with a 2 s period: every rotation
@@ -352,8 +353,7 @@ TEST_P(KeystoreTest, ReplicasRotateOncePerPeriod) {
   EXPECT_EQ(static_cast<int>(key->versions.size()), 1 + rotations.load());
   // Created in whole seconds: each version at least a period after the one before.
   for (size_t i = 1; i < key->versions.size(); ++i) {
-    EXPECT_GE(key->versions[i].create_time - key->versions[i - 1].create_time,
-              absl::Seconds(2))
+    EXPECT_GE(key->versions[i].create_time - key->versions[i - 1].create_time, absl::Seconds(2))
         << "v" << key->versions[i].version;
   }
   // 7 s at one rotation per 2 s: 3, or 2 when the key was made late in a second.
@@ -387,8 +387,7 @@ TEST_P(KeystoreTest, LongExpiredTokensAreDeleted) {
   const absl::Time now = absl::Now();
   // Expired, but not for a week yet: kept.
   EXPECT_EQ(ks->DeleteExpiredTokens(now + absl::Hours(2)), 0);
-  EXPECT_EQ(listed("acme"),
-            sorted({short_lived->info.id, lasting->info.id, weekly->info.id}));
+  EXPECT_EQ(listed("acme"), sorted({short_lived->info.id, lasting->info.id, weekly->info.id}));
   // A week and an hour on: the hourly tenant token and the admin token go.
   EXPECT_EQ(ks->DeleteExpiredTokens(now + absl::Hours(7 * 24 + 2)), 2);
   EXPECT_EQ(listed("acme"), sorted({lasting->info.id, weekly->info.id}));
@@ -410,8 +409,8 @@ TEST_P(KeystoreTest, BadTokenRequestsAreRefused) {
            {"", {{static_cast<Operation>(7)}, {}}, {}, {}},
            {"", {{}, {"a*b"}}, {}, {}},
            {"", {}, absl::Seconds(-1), {}},
-           {"", {}, {}, absl::Hours(1)},                  // max_ttl without ttl
-           {"", {}, absl::Hours(2), absl::Hours(1)},      // max_ttl below ttl
+           {"", {}, {}, absl::Hours(1)},              // max_ttl without ttl
+           {"", {}, absl::Hours(2), absl::Hours(1)},  // max_ttl below ttl
            {"", {}, absl::InfiniteDuration(), {}},
        }) {
     auto issued = ks->IssueToken("acme", request);
@@ -441,13 +440,12 @@ TEST_P(KeystoreTest, CreateKey) {
 
   EXPECT_EQ(ks->CreateKey("acme", "small", KeyAlgorithm::kAes128Gcm)->algorithm,
             KeyAlgorithm::kAes128Gcm);
-  EXPECT_EQ(ks->snapshot()->FindKey("acme", "small")->versions.at(1).material->size(),
-            16u);
+  EXPECT_EQ(ks->snapshot()->FindKey("acme", "small")->versions.at(1).material->size(), 16u);
   EXPECT_TRUE(
       absl::IsAlreadyExists(ks->CreateKey("acme", "small", KeyAlgorithm::kAes128Gcm).status()));
   EXPECT_TRUE(absl::IsNotFound(ks->CreateKey("nobody", "k", KeyAlgorithm::kAes128Gcm).status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ks->CreateKey("acme", "k", static_cast<KeyAlgorithm>(7)).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->CreateKey("acme", "k", static_cast<KeyAlgorithm>(7)).status()));
   for (const std::string& name :
        {std::string(), std::string("a/b"), std::string("a b"), std::string(65, 'k')}) {
     EXPECT_TRUE(
@@ -502,8 +500,8 @@ TEST_P(KeystoreTest, ImportKey) {
   key = ks->ImportKey("acme", "byok", Material(16, 0x01));
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->primary_version, 2u);
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ks->ImportKey("acme", "x", std::vector<uint8_t>(24, 0)).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ks->ImportKey("acme", "x", {}).status()));
   EXPECT_TRUE(absl::IsNotFound(ks->ImportKey("nobody", "x", aes256).status()));
   // All zeros, and any other byte repeated, is a mistake rather than a key: refused,
@@ -512,8 +510,7 @@ TEST_P(KeystoreTest, ImportKey) {
       "key material is one byte repeated (such as all zeros); import random bytes";
   for (size_t size : {16, 32}) {
     for (uint8_t fill : {0x00, 0xff, 0x5a}) {
-      absl::Status weak =
-          ks->ImportKey("acme", "weak", std::vector<uint8_t>(size, fill)).status();
+      absl::Status weak = ks->ImportKey("acme", "weak", std::vector<uint8_t>(size, fill)).status();
       EXPECT_TRUE(absl::IsInvalidArgument(weak)) << weak;
       EXPECT_EQ(weak.message(), weak_message);
     }
@@ -546,8 +543,8 @@ TEST_P(KeystoreTest, VersionStatesAndDestruction) {
   auto key = ks->SetVersionState("acme", "k", 1, VersionState::kDisabled);
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(key->versions[0].state, VersionState::kDisabled);
-  EXPECT_TRUE(absl::IsFailedPrecondition(
-      ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).status()));
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).status()));
   ASSERT_TRUE(ks->SetVersionState("acme", "k", 1, VersionState::kEnabled).ok());
   EXPECT_TRUE(ks->snapshot()->FindKey("acme", "k")->VersionForOpen(1).ok());
   EXPECT_TRUE(ks->SetVersionState("acme", "k", 2, VersionState::kEnabled).ok());  // no-op
@@ -603,8 +600,7 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
        {ks->DeleteTenant("nobody"), ks->IssueToken("nobody", "").status(),
         ks->RevokeToken("nobody", "0123456789abcdef"),
         ks->CreateKey("nobody", "k", KeyAlgorithm::kAes256Gcm).status(),
-        ks->ImportKey("nobody", "k", material).status(),
-        ks->RotateKey("nobody", "k").status(),
+        ks->ImportKey("nobody", "k", material).status(), ks->RotateKey("nobody", "k").status(),
         ks->GetKey("nobody", "k").status(), ks->ListKeys("nobody").status(),
         ks->SetMinDecryptionVersion("nobody", "k", 1).status(),
         ks->SetVersionState("nobody", "k", 1, VersionState::kDisabled).status(),
@@ -648,8 +644,7 @@ TEST_P(KeystoreTest, ErrorsHaveOneFormPerKind) {
   // What the data plane sees of a version (the tenant is the caller's own, unnamed).
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   ASSERT_NE(entry, nullptr);
-  EXPECT_EQ(message(entry->VersionForOpen(1).status()),
-            "key \"k\" version 1 is destroyed");
+  EXPECT_EQ(message(entry->VersionForOpen(1).status()), "key \"k\" version 1 is destroyed");
   EXPECT_EQ(message(entry->VersionForOpen(7).status()), "key \"k\" version 7 not found");
 }
 
@@ -665,10 +660,8 @@ TEST_P(KeystoreTest, MinDecryptionVersion) {
   const KeyEntry* entry = ks->snapshot()->FindKey("acme", "k");
   EXPECT_TRUE(absl::IsFailedPrecondition(entry->VersionForOpen(1).status()));
   EXPECT_TRUE(entry->VersionForOpen(2).ok());
-  EXPECT_TRUE(
-      absl::IsFailedPrecondition(ks->SetMinDecryptionVersion("acme", "k", 4).status()));
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(ks->SetMinDecryptionVersion("acme", "k", 0).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(ks->SetMinDecryptionVersion("acme", "k", 4).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ks->SetMinDecryptionVersion("acme", "k", 0).status()));
   EXPECT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 3).ok());
   EXPECT_TRUE(ks->SetMinDecryptionVersion("acme", "k", 1).ok());  // lowering is allowed
 }
@@ -778,9 +771,8 @@ TEST_P(KeystoreTest, SealingEpochsAreReusedOnlyWhileTheKeyIsUnchanged) {
   auto sealed = (*epoch)->Seal(plaintext, {});
   ASSERT_TRUE(sealed.ok());
   const KeyEntry* a_key = a->snapshot()->FindKey("acme", "one");
-  auto opener =
-      crypto::EpochSubkey::Derive(a_key->versions.at(1).material->span(),
-                                  {"acme", "one", 1}, (*epoch)->epoch_id());
+  auto opener = crypto::EpochSubkey::Derive(a_key->versions.at(1).material->span(),
+                                            {"acme", "one", 1}, (*epoch)->epoch_id());
   ASSERT_TRUE(opener.ok());
   auto opened = (*opener)->Open(*sealed, {});
   ASSERT_TRUE(opened.ok()) << opened.status();
@@ -876,8 +868,7 @@ TEST_P(KeystoreTest, RacingRotationsOfOneKeyEachAddOneVersion) {
   EXPECT_EQ(key->primary_version, 1u + ok.load());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, KeystoreTest,
-                         ::testing::ValuesIn(testing::AllBackends()),
+INSTANTIATE_TEST_SUITE_P(Backends, KeystoreTest, ::testing::ValuesIn(testing::AllBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -28,9 +28,7 @@ absl::Status ValidateKeyName(absl::string_view name) {
   return absl::OkStatus();
 }
 
-std::string TenantRef(absl::string_view tenant) {
-  return absl::StrCat("tenant \"", tenant, "\"");
-}
+std::string TenantRef(absl::string_view tenant) { return absl::StrCat("tenant \"", tenant, "\""); }
 
 std::string KeyRef(absl::string_view tenant, absl::string_view key) {
   return absl::StrCat("key \"", tenant, "/", key, "\"");

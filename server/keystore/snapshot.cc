@@ -19,8 +19,7 @@ bool SameBytes(const crypto::SecretBytes& a, const crypto::SecretBytes& b) {
 
 // `old`'s sealing epoch for `key`, if it is still the right one.
 std::shared_ptr<crypto::SealingEpoch> ReusableEpoch(const KeyEntry& key, const KeyEntry* old) {
-  if (old == nullptr || old->sealing == nullptr ||
-      old->primary_version != key.primary_version) {
+  if (old == nullptr || old->sealing == nullptr || old->primary_version != key.primary_version) {
     return nullptr;
   }
   // A tenant deleted and created again has a version 1 with other material.
@@ -48,8 +47,7 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
   entry->sealing = ReusableEpoch(*entry, old);
   if (entry->sealing == nullptr) {
     entry->sealing = std::make_shared<crypto::SealingEpoch>(
-        primary->second.material,
-        crypto::KeyContext{tenant, key.name(), entry->primary_version});
+        primary->second.material, crypto::KeyContext{tenant, key.name(), entry->primary_version});
   }
   return entry;
 }
@@ -59,19 +57,18 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
 absl::StatusOr<const KeyVersionEntry*> KeyEntry::VersionForOpen(uint32_t version) const {
   // Version 0 never exists (a damaged header): only real, trimmed versions say so.
   if (version >= 1 && version < min_available_version) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "key \"", name, "\" version ", version, " was trimmed (versions below ",
-        min_available_version, " no longer exist)"));
+    return absl::FailedPreconditionError(absl::StrCat("key \"", name, "\" version ", version,
+                                                      " was trimmed (versions below ",
+                                                      min_available_version, " no longer exist)"));
   }
   auto it = versions.find(version);
   if (it == versions.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("key \"", name, "\" version ", version, " not found"));
+    return absl::NotFoundError(absl::StrCat("key \"", name, "\" version ", version, " not found"));
   }
   if (version < min_decryption_version) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "key \"", name, "\" version ", version,
-        " is below the minimum decryption version ", min_decryption_version));
+    return absl::FailedPreconditionError(absl::StrCat("key \"", name, "\" version ", version,
+                                                      " is below the minimum decryption version ",
+                                                      min_decryption_version));
   }
   if (it->second.state != VersionState::kEnabled) {
     return absl::FailedPreconditionError(
@@ -106,9 +103,8 @@ KeyEntry KeyEntry::WithoutMaterial(const std::string& tenant, const internal::Ke
 KeyInfo KeyEntry::Info() const {
   KeyInfo key{*this, {}};
   for (const auto& [number, version] : versions) {
-    key.versions.push_back({number, version.state,
-                            absl::FromUnixSeconds(version.create_time_unix),
-                            version.imported});
+    key.versions.push_back(
+        {number, version.state, absl::FromUnixSeconds(version.create_time_unix), version.imported});
   }
   return key;
 }
@@ -234,12 +230,10 @@ class Snapshot::Editor {
   std::shared_ptr<TokenIndex> token_index_;  // the copy, once a token changed
 };
 
-std::shared_ptr<const Snapshot> Snapshot::Empty() {
-  return Editor(Snapshot(), nullptr).Finish(0);
-}
+std::shared_ptr<const Snapshot> Snapshot::Empty() { return Editor(Snapshot(), nullptr).Finish(0); }
 
-absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(
-    const KeystoreContents& contents, const Snapshot* previous) {
+absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(const KeystoreContents& contents,
+                                                                const Snapshot* previous) {
   Editor editor(Snapshot(), previous);
   for (const RecordChange& record : RecordsOf(contents.file)) {
     if (absl::Status s = editor.Apply(record); !s.ok()) return s;
@@ -279,8 +273,7 @@ absl::StatusOr<std::string> Snapshot::TenantForToken(absl::string_view token) co
   return (*grant)->tenant;
 }
 
-const KeyEntry* Snapshot::FindKey(absl::string_view tenant,
-                                  absl::string_view name) const {
+const KeyEntry* Snapshot::FindKey(absl::string_view tenant, absl::string_view name) const {
   const TenantEntry* entry = FindTenant(tenant);
   if (entry == nullptr) return nullptr;
   auto it = entry->keys.find(name);

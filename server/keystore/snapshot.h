@@ -81,22 +81,21 @@ class Snapshot {
 
   // Builds the view of `contents`, reusing sealing subkeys from `previous` (may be
   // null) where the key's primary version and its material are unchanged.
-  static absl::StatusOr<std::shared_ptr<const Snapshot>> Build(
-      const KeystoreContents& contents, const Snapshot* previous);
+  static absl::StatusOr<std::shared_ptr<const Snapshot>> Build(const KeystoreContents& contents,
+                                                               const Snapshot* previous);
 
   // This view with `changes` applied, at `generation`. A key or token whose tenant is
   // not there is left out (it can only come from an edit of the store by hand). On
   // error (a key without a usable primary version) nothing is applied.
-  absl::StatusOr<std::shared_ptr<const Snapshot>> With(
-      const std::vector<RecordChange>& changes, uint64_t generation) const;
+  absl::StatusOr<std::shared_ptr<const Snapshot>> With(const std::vector<RecordChange>& changes,
+                                                       uint64_t generation) const;
 
   // What this token grants (its tenant, id, expiry and scope), or NOT_FOUND. Looked
   // up by the token's SHA-256, so the timing of the lookup depends only on that hash
   // (see snapshot.cc). Whether it has expired is the caller's to check.
   absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenFor(absl::string_view token) const;
   // TokenFor, by the token's SHA-256 (32 raw bytes).
-  absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenForSha256(
-      absl::string_view sha256) const;
+  absl::StatusOr<std::shared_ptr<const TokenGrant>> TokenForSha256(absl::string_view sha256) const;
   // TokenFor's tenant.
   absl::StatusOr<std::string> TenantForToken(absl::string_view token) const;
 

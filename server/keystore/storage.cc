@@ -7,9 +7,7 @@
 
 namespace sealbox::server {
 
-RecordName RecordName::Tenant(std::string tenant) {
-  return {Kind::kTenant, std::move(tenant), ""};
-}
+RecordName RecordName::Tenant(std::string tenant) { return {Kind::kTenant, std::move(tenant), ""}; }
 
 RecordName RecordName::Key(std::string tenant, std::string key) {
   return {Kind::kKey, std::move(tenant), std::move(key)};
@@ -42,8 +40,7 @@ void WipeRecord(internal::Record& record) {
   }
 }
 
-absl::StatusOr<RecordName> NameOf(const std::string& tenant,
-                                  const internal::Record& record) {
+absl::StatusOr<RecordName> NameOf(const std::string& tenant, const internal::Record& record) {
   switch (record.value_case()) {
     case internal::Record::kTenant:
       return RecordName::Tenant(record.tenant().name());
@@ -86,18 +83,16 @@ void SortRepeated(Repeated& items, Less less) {
 }  // namespace
 
 void SortKeystore(internal::KeystoreFile& file) {
-  SortRepeated(*file.mutable_tenants(), [](const auto& a, const auto& b) {
-    return a.name() < b.name();
-  });
+  SortRepeated(*file.mutable_tenants(),
+               [](const auto& a, const auto& b) { return a.name() < b.name(); });
   for (internal::Tenant& tenant : *file.mutable_tenants()) {
     SortRepeated(*tenant.mutable_keys(),
                  [](const auto& a, const auto& b) { return a.name() < b.name(); });
     SortRepeated(*tenant.mutable_tokens(),
                  [](const auto& a, const auto& b) { return a.id() < b.id(); });
     for (internal::Key& key : *tenant.mutable_keys()) {
-      SortRepeated(*key.mutable_versions(), [](const auto& a, const auto& b) {
-        return a.version() < b.version();
-      });
+      SortRepeated(*key.mutable_versions(),
+                   [](const auto& a, const auto& b) { return a.version() < b.version(); });
     }
   }
 }

@@ -64,8 +64,7 @@ void WipeRecord(internal::Record& record);
 
 // The name of a record value as stored under `tenant`, or INVALID_ARGUMENT for a
 // value of no kind. Used to check that a value belongs where it was found.
-absl::StatusOr<RecordName> NameOf(const std::string& tenant,
-                                  const internal::Record& record);
+absl::StatusOr<RecordName> NameOf(const std::string& tenant, const internal::Record& record);
 
 // Every record of a whole keystore, as puts, tenants before their keys and tokens.
 std::vector<RecordChange> RecordsOf(const internal::KeystoreFile& file);

@@ -10,8 +10,8 @@
 namespace sealbox::server {
 namespace {
 
-constexpr Operation kOperations[] = {Operation::kSeal, Operation::kOpen,
-                                     Operation::kRewrap, Operation::kGenerateDataKey};
+constexpr Operation kOperations[] = {Operation::kSeal, Operation::kOpen, Operation::kRewrap,
+                                     Operation::kGenerateDataKey};
 
 uint32_t Bit(Operation operation) { return 1u << static_cast<int>(operation); }
 
@@ -30,10 +30,14 @@ absl::Status BadPattern() {
 
 absl::string_view TokenAccess::Name(Operation operation) {
   switch (operation) {
-    case Operation::kSeal: return "seal";
-    case Operation::kOpen: return "open";
-    case Operation::kRewrap: return "rewrap";
-    case Operation::kGenerateDataKey: return "datakey";
+    case Operation::kSeal:
+      return "seal";
+    case Operation::kOpen:
+      return "open";
+    case Operation::kRewrap:
+      return "rewrap";
+    case Operation::kGenerateDataKey:
+      return "datakey";
   }
   return "unknown";
 }
@@ -52,13 +56,13 @@ absl::StatusOr<TokenAccess> TokenAccess::Create(const TokenScope& scope) {
   std::vector<std::string> operation_names;
   for (Operation operation : scope.operations) {
     if (!Known(operation)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown operation ", static_cast<int>(operation),
-          " in the token's scope: it may name SEAL, OPEN, REWRAP, GENERATE_DATA_KEY"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown operation ", static_cast<int>(operation),
+                       " in the token's scope: it may name SEAL, OPEN, REWRAP, GENERATE_DATA_KEY"));
     }
     if ((access.operations_ & Bit(operation)) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "operation ", Name(operation), " is named twice in the token's scope"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("operation ", Name(operation), " is named twice in the token's scope"));
     }
     access.operations_ |= Bit(operation);
   }
@@ -70,9 +74,9 @@ absl::StatusOr<TokenAccess> TokenAccess::Create(const TokenScope& scope) {
   access.operations_text_ = absl::StrJoin(operation_names, ", ");
 
   if (scope.keys.size() > kMaxTokenKeyPatterns) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a token may name at most ", kMaxTokenKeyPatterns, " key patterns, not ",
-        scope.keys.size()));
+    return absl::InvalidArgumentError(absl::StrCat("a token may name at most ",
+                                                   kMaxTokenKeyPatterns, " key patterns, not ",
+                                                   scope.keys.size()));
   }
   access.every_key_ = scope.keys.empty();
   for (const std::string& pattern : scope.keys) {
@@ -103,13 +107,12 @@ bool TokenAccess::AllowsKey(absl::string_view key) const {
 
 absl::Status TokenAccess::Check(Operation operation, absl::string_view key) const {
   if (operations_ != 0 && (operations_ & Bit(operation)) == 0) {
-    return absl::PermissionDeniedError(absl::StrCat("this token lacks the ", Name(operation),
-                                                    " permission (it has: ",
-                                                    operations_text_, ")"));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "this token lacks the ", Name(operation), " permission (it has: ", operations_text_, ")"));
   }
   if (!AllowsKey(key)) {
-    return absl::PermissionDeniedError(absl::StrCat("this token lacks permission for key \"",
-                                                    key, "\" (its keys: ", keys_text_, ")"));
+    return absl::PermissionDeniedError(absl::StrCat("this token lacks permission for key \"", key,
+                                                    "\" (its keys: ", keys_text_, ")"));
   }
   return absl::OkStatus();
 }

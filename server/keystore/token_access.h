@@ -41,12 +41,12 @@ class TokenAccess {
  private:
   bool AllowsKey(absl::string_view key) const;
 
-  uint32_t operations_ = 0;           // a bit per Operation; 0: every one
-  std::vector<std::string> names_;    // exact key names
-  std::vector<std::string> prefixes_; // from "prefix*"
+  uint32_t operations_ = 0;            // a bit per Operation; 0: every one
+  std::vector<std::string> names_;     // exact key names
+  std::vector<std::string> prefixes_;  // from "prefix*"
   bool every_key_ = true;
-  std::string operations_text_;       // for messages: "seal, open"
-  std::string keys_text_;             // "orders-*, invoices"
+  std::string operations_text_;  // for messages: "seal, open"
+  std::string keys_text_;        // "orders-*, invoices"
 };
 
 }  // namespace sealbox::server

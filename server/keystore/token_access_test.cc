@@ -18,8 +18,8 @@ TokenAccess AccessOrDie(const TokenScope& scope) {
 
 TEST(TokenAccessTest, NoScopeAllowsEverything) {
   TokenAccess access = AccessOrDie({});
-  for (Operation operation : {Operation::kSeal, Operation::kOpen, Operation::kRewrap,
-                              Operation::kGenerateDataKey}) {
+  for (Operation operation :
+       {Operation::kSeal, Operation::kOpen, Operation::kRewrap, Operation::kGenerateDataKey}) {
     EXPECT_TRUE(access.Check(operation, "anything").ok());
   }
   EXPECT_TRUE(TokenAccess().Check(Operation::kOpen, "k").ok());
@@ -46,8 +46,7 @@ TEST(TokenAccessTest, SealOnAPrefix) {
 }
 
 TEST(TokenAccessTest, OperationsAreListedInAFixedOrder) {
-  TokenAccess access =
-      AccessOrDie({{Operation::kGenerateDataKey, Operation::kOpen}, {}});
+  TokenAccess access = AccessOrDie({{Operation::kGenerateDataKey, Operation::kOpen}, {}});
   EXPECT_TRUE(access.Check(Operation::kOpen, "any").ok());
   EXPECT_TRUE(access.Check(Operation::kGenerateDataKey, "any").ok());
   EXPECT_EQ(access.Check(Operation::kRewrap, "any").message(),
@@ -77,13 +76,12 @@ TEST(TokenAccessTest, BadScopesAreRefused) {
     absl::StatusOr<TokenAccess> access = TokenAccess::Create(scope);
     EXPECT_TRUE(absl::IsInvalidArgument(access.status())) << access.status();
   }
-  EXPECT_THAT(TokenAccess::Create({{}, {"a*b"}}).status().message(),
-              HasSubstr("orders-*"));
+  EXPECT_THAT(TokenAccess::Create({{}, {"a*b"}}).status().message(), HasSubstr("orders-*"));
 }
 
 TEST(TokenAccessTest, NamesRoundTrip) {
-  for (Operation operation : {Operation::kSeal, Operation::kOpen, Operation::kRewrap,
-                              Operation::kGenerateDataKey}) {
+  for (Operation operation :
+       {Operation::kSeal, Operation::kOpen, Operation::kRewrap, Operation::kGenerateDataKey}) {
     EXPECT_EQ(*TokenAccess::FromName(TokenAccess::Name(operation)), operation);
   }
   EXPECT_TRUE(absl::IsInvalidArgument(TokenAccess::FromName("encrypt").status()));

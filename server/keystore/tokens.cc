@@ -21,11 +21,9 @@ absl::StatusOr<NewToken> GenerateToken() {
     return absl::InternalError("RAND_bytes failed");
   }
   NewToken out;
-  out.token =
-      absl::StrCat("sbx_", absl::WebSafeBase64Escape(absl::string_view(
-                               reinterpret_cast<const char*>(secret), sizeof(secret))));
-  out.id = absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(id), sizeof(id)));
+  out.token = absl::StrCat("sbx_", absl::WebSafeBase64Escape(absl::string_view(
+                                       reinterpret_cast<const char*>(secret), sizeof(secret))));
+  out.id = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(id), sizeof(id)));
   out.sha256 = TokenSha256(out.token);
   OPENSSL_cleanse(secret, sizeof(secret));
   return out;

@@ -23,11 +23,11 @@ std::vector<prometheus::MetricFamily> KeystoreMetrics::Collect() const {
     k = read_();
   }
   return {
-      SingleValue("sealbox_keystore_loaded", "1 once the keystore has loaded.",
-                  MetricType::Gauge, k.loaded ? 1 : 0),
+      SingleValue("sealbox_keystore_loaded", "1 once the keystore has loaded.", MetricType::Gauge,
+                  k.loaded ? 1 : 0),
       SingleValue("sealbox_keystore_reachable",
-                  "1 while the keystore's store (etcd, or the file) answers.",
-                  MetricType::Gauge, k.reachable ? 1 : 0),
+                  "1 while the keystore's store (etcd, or the file) answers.", MetricType::Gauge,
+                  k.reachable ? 1 : 0),
       SingleValue("sealbox_keystore_staleness_seconds",
                   "Seconds since the keystore was last proven current with its store "
                   "(+Inf before loading). Past sealbox_keystore_max_staleness_seconds "
@@ -47,9 +47,8 @@ std::vector<prometheus::MetricFamily> KeystoreMetrics::Collect() const {
                   "Calls that waited for the store to deliver what they named (a token "
                   "or key not known here yet).",
                   MetricType::Counter, static_cast<double>(k.catch_ups)),
-      SingleValue("sealbox_keystore_catch_up_seconds_total",
-                  "Seconds those calls waited, in all.", MetricType::Counter,
-                  k.catch_up_seconds),
+      SingleValue("sealbox_keystore_catch_up_seconds_total", "Seconds those calls waited, in all.",
+                  MetricType::Counter, k.catch_up_seconds),
       SingleValue("sealbox_keystore_stale_refusals_total",
                   "Calls (either plane) and stream messages refused because the "
                   "keystore was staler than --max-staleness.",

@@ -50,46 +50,50 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                        .Name("sealbox_rpc_duration_seconds")
                        .Help("RPC latency by method.")
                        .Register(r);
-  bytes_sealed_ = &CounterFamily(r, "sealbox_plaintext_bytes_sealed_total",
-                                 "Plaintext bytes sealed.").Add({});
-  bytes_opened_ = &CounterFamily(r, "sealbox_plaintext_bytes_opened_total",
-                                 "Plaintext bytes opened.").Add({});
-  auto& auth_failures = CounterFamily(
-      r, "sealbox_auth_failures_total",
-      "Calls refused for their credentials, by plane and reason (missing, invalid, "
-      "wrong_plane, expired).");
-  auto& auth_limited = CounterFamily(
-      r, "sealbox_auth_limited_total",
-      "Calls refused unchecked because their address failed authentication too often "
-      "(--auth-failures-per-minute).");
+  bytes_sealed_ =
+      &CounterFamily(r, "sealbox_plaintext_bytes_sealed_total", "Plaintext bytes sealed.").Add({});
+  bytes_opened_ =
+      &CounterFamily(r, "sealbox_plaintext_bytes_opened_total", "Plaintext bytes opened.").Add({});
+  auto& auth_failures =
+      CounterFamily(r, "sealbox_auth_failures_total",
+                    "Calls refused for their credentials, by plane and reason (missing, invalid, "
+                    "wrong_plane, expired).");
+  auto& auth_limited =
+      CounterFamily(r, "sealbox_auth_limited_total",
+                    "Calls refused unchecked because their address failed authentication too often "
+                    "(--auth-failures-per-minute).");
   // Every plane and reason is shown from the start, at 0: alerts need the series.
   for (int p = 0; p < kPlanes; ++p) {
     const std::string plane(kPlaneNames[p]);
     for (int reason = 0; reason < kReasons; ++reason) {
-      auth_failures_[p * kReasons + reason] = &auth_failures.Add(
-          {{"plane", plane}, {"reason", std::string(kReasonNames[reason])}});
+      auth_failures_[p * kReasons + reason] =
+          &auth_failures.Add({{"plane", plane}, {"reason", std::string(kReasonNames[reason])}});
     }
     auth_limited_[p] = &auth_limited.Add({{"plane", plane}});
   }
-  decryption_failures_ = &CounterFamily(
-      r, "sealbox_decryption_failures_total",
-      "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).").Add({});
+  decryption_failures_ =
+      &CounterFamily(r, "sealbox_decryption_failures_total",
+                     "Ciphertexts that failed authentication (SP 800-38D Appendix B: watch it).")
+           .Add({});
   key_failures_ = &CounterFamily(
       r, "sealbox_key_decryption_failures_total",
       "Failed opens by tenant and key (keys that failed at least once; past 1000 keys, "
       "tenant=\"_other\").");
-  decryption_refused_ = &CounterFamily(
-      r, "sealbox_decryption_refused_total",
-      "Opens refused because their key reached --max-decryption-failures-per-key.").Add({});
-  stream_idle_timeouts_ = &CounterFamily(
-      r, "sealbox_stream_idle_timeouts_total",
-      "Streams ended for receiving nothing for --stream-idle-seconds.").Add({});
-  audit_written_ = &CounterFamily(r, "sealbox_audit_lines_written_total",
-                                  "Audit lines written (--audit).").Add({});
-  auto& audit_dropped = CounterFamily(
-      r, "sealbox_audit_lines_dropped_total",
-      "Audit lines lost rather than let requests wait, by reason: queue_full (the "
-      "writer fell behind) or write_failed (a full disk, say).");
+  decryption_refused_ =
+      &CounterFamily(r, "sealbox_decryption_refused_total",
+                     "Opens refused because their key reached --max-decryption-failures-per-key.")
+           .Add({});
+  stream_idle_timeouts_ =
+      &CounterFamily(r, "sealbox_stream_idle_timeouts_total",
+                     "Streams ended for receiving nothing for --stream-idle-seconds.")
+           .Add({});
+  audit_written_ =
+      &CounterFamily(r, "sealbox_audit_lines_written_total", "Audit lines written (--audit).")
+           .Add({});
+  auto& audit_dropped =
+      CounterFamily(r, "sealbox_audit_lines_dropped_total",
+                    "Audit lines lost rather than let requests wait, by reason: queue_full (the "
+                    "writer fell behind) or write_failed (a full disk, say).");
   audit_dropped_ = {&audit_dropped.Add({{"reason", "queue_full"}}),
                     &audit_dropped.Add({{"reason", "write_failed"}})};
   auto& secret_memory =
@@ -160,8 +164,7 @@ Metrics::PerMethod& Metrics::ForMethod(absl::string_view method) {
   return *it->second;
 }
 
-void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code,
-                        absl::Duration took) {
+void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code, absl::Duration took) {
   PerMethod& per_method = ForMethod(method);
   per_method.latency->Observe(absl::ToDoubleSeconds(took));
   const size_t index = static_cast<size_t>(code);
@@ -170,8 +173,8 @@ void Metrics::RecordRpc(absl::string_view method, absl::StatusCode code,
   if (counter == nullptr) {
     // First call of this method with this code. Racing callers get the same
     // counter: Family::Add returns the one it already holds for these labels.
-    counter = &rpcs_->Add({{"method", std::string(method)},
-                           {"code", absl::StatusCodeToString(code)}});
+    counter =
+        &rpcs_->Add({{"method", std::string(method)}, {"code", absl::StatusCodeToString(code)}});
     per_method.by_code[index].store(counter, std::memory_order_release);
   }
   counter->Increment();

@@ -32,8 +32,7 @@ class Metrics {
  public:
   // Latency buckets of sealbox_rpc_duration_seconds (seconds).
   static constexpr std::array<double, 12> kLatencyBounds = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-      0.01,   0.025,   0.05,   0.1,   0.5,    2.5};
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5};
 
   Metrics();
   ~Metrics();
@@ -45,8 +44,7 @@ class Metrics {
 
   // The same from the call's final status, also counting authentication and
   // decryption failures.
-  void RecordOutcome(absl::string_view method, const absl::Status& status,
-                     absl::Time started);
+  void RecordOutcome(absl::string_view method, const absl::Status& status, absl::Time started);
 
   void AddBytesSealed(uint64_t n) { bytes_sealed_->Increment(static_cast<double>(n)); }
   void AddBytesOpened(uint64_t n) { bytes_opened_->Increment(static_cast<double>(n)); }
@@ -69,9 +67,7 @@ class Metrics {
   // Audit lines (server/audit/audit_log.h): written, and dropped rather than let a
   // request wait, because the writer fell behind ("queue_full") or the write failed
   // ("write_failed": a full disk, say).
-  void CountAuditLinesWritten(uint64_t n) {
-    audit_written_->Increment(static_cast<double>(n));
-  }
+  void CountAuditLinesWritten(uint64_t n) { audit_written_->Increment(static_cast<double>(n)); }
   void CountAuditLinesDropped(absl::string_view reason, uint64_t n);
   // Where the sealbox_keystore_* series are read from at each scrape.
   void ReadKeystoreWith(std::function<KeystoreHealth()> read) {
@@ -114,12 +110,11 @@ class Metrics {
   prometheus::Counter* stream_idle_timeouts_;
   prometheus::Counter* audit_written_;
   std::array<prometheus::Counter*, 2> audit_dropped_;  // queue_full, write_failed
-  std::array<prometheus::Gauge*, 2> secret_memory_;  // locked="true", "false"
+  std::array<prometheus::Gauge*, 2> secret_memory_;    // locked="true", "false"
   prometheus::Gauge* active_streams_;
 
   mutable absl::Mutex mutex_;
-  std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_
-      ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_ ABSL_GUARDED_BY(mutex_);
   absl::Mutex key_failures_mutex_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> key_series_
       ABSL_GUARDED_BY(key_failures_mutex_);

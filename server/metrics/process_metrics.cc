@@ -87,29 +87,28 @@ std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
   Stat stat;
   if (ReadStat(stat)) {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    families.push_back(SingleValue("process_cpu_seconds_total",
-                           "Total user and system CPU time spent in seconds.",
-                           MetricType::Counter,
-                           (stat.user_ticks + stat.system_ticks) / ticks));
+    families.push_back(
+        SingleValue("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+                    MetricType::Counter, (stat.user_ticks + stat.system_ticks) / ticks));
     families.push_back(SingleValue("process_virtual_memory_bytes", "Virtual memory size in bytes.",
-                           MetricType::Gauge, stat.virtual_bytes));
+                                   MetricType::Gauge, stat.virtual_bytes));
     families.push_back(SingleValue("process_resident_memory_bytes",
-                           "Resident memory size in bytes.", MetricType::Gauge,
-                           stat.resident_pages * sysconf(_SC_PAGESIZE)));
+                                   "Resident memory size in bytes.", MetricType::Gauge,
+                                   stat.resident_pages * sysconf(_SC_PAGESIZE)));
   }
   if (const int open = OpenFds(); open >= 0) {
     families.push_back(SingleValue("process_open_fds", "Number of open file descriptors.",
-                           MetricType::Gauge, open));
+                                   MetricType::Gauge, open));
   }
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
     families.push_back(SingleValue("process_max_fds", "Maximum number of open file descriptors.",
-                           MetricType::Gauge, static_cast<double>(files.rlim_cur)));
+                                   MetricType::Gauge, static_cast<double>(files.rlim_cur)));
   }
   if (start_time_seconds_ > 0) {
     families.push_back(SingleValue("process_start_time_seconds",
-                           "Start time of the process since unix epoch in seconds.",
-                           MetricType::Gauge, start_time_seconds_));
+                                   "Start time of the process since unix epoch in seconds.",
+                                   MetricType::Gauge, start_time_seconds_));
   }
   return families;
 }

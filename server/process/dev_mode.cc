@@ -55,8 +55,7 @@ std::string RandomHex(size_t bytes) {
 }
 
 // Reads the file, or creates it with `fresh` first.
-absl::StatusOr<std::string> ReadOrCreate(const std::string& path,
-                                         const std::string& fresh) {
+absl::StatusOr<std::string> ReadOrCreate(const std::string& path, const std::string& fresh) {
   if (!Exists(path)) {
     if (absl::Status s = WriteSecretFile(path, fresh + "\n"); !s.ok()) return s;
   }
@@ -90,8 +89,8 @@ absl::Status PrepareDevConfig(ServerConfig& config) {
 }
 
 absl::Status SetUpDemoTenant(const std::string& admin_token, int port) {
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
   auto admin = v1::Admin::NewStub(channel);
   auto call = [&](auto method, const auto& request, auto* response) {
     grpc::ClientContext context;
@@ -144,9 +143,9 @@ absl::Status SetUpDemoTenant(const std::string& admin_token, int port) {
       "  bazel-bin/client/sealbox open --key default < hello.sealed\n\n"
       "Or with grpcurl (reflection is on; every call by hand: docs/GRPCURL.md):\n"
       "  grpcurl -plaintext -expand-headers -H 'authorization: Bearer ${SEALBOX_TOKEN}' \\\n"
-      "    -d '{\"key\":\"default\",\"plaintext\":\"aGVsbG8=\"}' 127.0.0.1:%d sealbox.v1.Crypto/Seal\n\n",
-      port, kDevDataDir, demo_token.c_str(), admin_token.c_str(),
-      demo_token.c_str(), port);
+      "    -d '{\"key\":\"default\",\"plaintext\":\"aGVsbG8=\"}' 127.0.0.1:%d "
+      "sealbox.v1.Crypto/Seal\n\n",
+      port, kDevDataDir, demo_token.c_str(), admin_token.c_str(), demo_token.c_str(), port);
   std::fflush(stdout);
   return absl::OkStatus();
 }

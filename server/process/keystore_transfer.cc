@@ -35,8 +35,7 @@ absl::StatusOr<KeystoreContents> LoadExisting(KeystoreStorage& storage) {
 }
 
 // Both keystores hold the same records (in whatever order they were written).
-absl::Status Verify(KeystoreContents& original, KeystoreContents& copy,
-                    const std::string& where) {
+absl::Status Verify(KeystoreContents& original, KeystoreContents& copy, const std::string& where) {
   SortKeystore(original.file);
   SortKeystore(copy.file);
   crypto::SecretBytes a(original.file.ByteSizeLong()), b(copy.file.ByteSizeLong());
@@ -68,8 +67,8 @@ absl::StatusOr<std::string> Copy(KeystoreStorage& from, KeystoreStorage& to) {
   if (!copy.ok()) return copy.status();
   const std::string summary = Summary(*copy);
   if (absl::Status s = Verify(*original, *copy, to.Describe()); !s.ok()) return s;
-  return absl::StrCat("copied ", summary, " from the ", from.Describe(), " to the ",
-                      to.Describe(), ", and read them back the same");
+  return absl::StrCat("copied ", summary, " from the ", from.Describe(), " to the ", to.Describe(),
+                      ", and read them back the same");
 }
 
 }  // namespace

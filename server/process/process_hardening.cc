@@ -30,17 +30,16 @@ void LogProcessHardening(const CoreDumpReport& core_dumps) {
   struct rlimit memlock = {0, 0};
   getrlimit(RLIMIT_MEMLOCK, &memlock);
   Log line("process_hardening", locked ? "info" : "warning");
-  line.Add("core_dumps", core_dumps.rlimit_zero && core_dumps.not_dumpable
-                             ? "disabled"
-                             : "not fully disabled")
+  line.Add("core_dumps",
+           core_dumps.rlimit_zero && core_dumps.not_dumpable ? "disabled" : "not fully disabled")
       .Add("rlimit_core_zero", core_dumps.rlimit_zero)
       .Add("dumpable", !core_dumps.not_dumpable)
       .Add("memory_lock", locked ? "ok" : "unavailable")
       .Add("secret_bytes_locked", static_cast<int64_t>(memory.locked_bytes))
       .Add("secret_bytes_unlocked", static_cast<int64_t>(memory.unlocked_bytes))
-      .Add("rlimit_memlock",
-           memlock.rlim_cur == RLIM_INFINITY ? int64_t{-1}
-                                             : static_cast<int64_t>(memlock.rlim_cur));
+      .Add("rlimit_memlock", memlock.rlim_cur == RLIM_INFINITY
+                                 ? int64_t{-1}
+                                 : static_cast<int64_t>(memlock.rlim_cur));
   if (!locked) {
     line.Add("detail",
              "key material may be swapped out: raise RLIMIT_MEMLOCK (ulimit -l, "

@@ -12,19 +12,19 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/secret/secure_wipe.h"
+#include "server/log.h"
 #include "server/process/dev_mode.h"
 #include "server/process/flag_file.h"
 #include "server/process/keystore_transfer.h"
 #include "server/process/malloc_tuning.h"
-#include "server/log.h"
 #include "server/process/process_hardening.h"
 #include "server/process/run_server.h"
 #include "server/process/server.h"
@@ -165,8 +165,8 @@ absl::StatusOr<Kek> ParseKek(std::string text) {
   } else {
     raw = text;
   }
-  absl::StatusOr<Kek> kek = Kek::FromBytes(absl::Span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
+  absl::StatusOr<Kek> kek = Kek::FromBytes(
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
   crypto::SecureWipe(raw.data(), raw.size());
   crypto::SecureWipe(stripped.data(), stripped.size());
   crypto::SecureWipe(text.data(), text.size());
@@ -193,8 +193,8 @@ absl::Status EtcdFromFlags(ServerConfig& config) {
   } else if (const char* env = std::getenv("SEALBOX_ETCD_PASSWORD")) {
     config.etcd.password = env;
   }
-  const bool etcd_only = !config.etcd.ca_file.empty() || !config.etcd.cert_file.empty() ||
-                         !config.etcd.user.empty();
+  const bool etcd_only =
+      !config.etcd.ca_file.empty() || !config.etcd.cert_file.empty() || !config.etcd.user.empty();
   if (etcd_only && config.etcd.endpoints.empty()) {
     return absl::InvalidArgumentError(
         "--etcd-ca, --etcd-cert and --etcd-user need --etcd-endpoints");
@@ -226,8 +226,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.min_rotation_period =
       absl::Seconds(std::max<int64_t>(1, absl::GetFlag(FLAGS_min_rotation_period_seconds)));
   config.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
-  config.max_connection_idle =
-      absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
+  config.max_connection_idle = absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
   config.handshake_timeout = absl::Seconds(absl::GetFlag(FLAGS_handshake_timeout_seconds));
   config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
   absl::StatusOr<absl::Duration> max_staleness =
@@ -377,8 +376,8 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
   }
   Log("draining")
       .Add("signal", !(*server)->failure().ok() ? "keystore failure"
-                     : signal_number == SIGTERM  ? "SIGTERM"
-                                                 : "SIGINT")
+                     : signal_number == SIGTERM ? "SIGTERM"
+                                                : "SIGINT")
       .Add("drain_seconds", int64_t{absl::GetFlag(FLAGS_drain_seconds)});
   (*server)->Shutdown();
   (*server)->Wait();
@@ -392,8 +391,7 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
 
 // Abseil names flags with underscores; people (and the docs) write dashes. Both
 // spellings work: "--data-dir=x" becomes "--data_dir=x" before parsing.
-std::vector<char*> DashesToUnderscores(int argc, char** argv,
-                                       std::vector<std::string>& storage) {
+std::vector<char*> DashesToUnderscores(int argc, char** argv, std::vector<std::string>& storage) {
   storage.assign(argv, argv + argc);
   std::vector<char*> result;
   for (std::string& arg : storage) {

@@ -12,11 +12,11 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
-#include "server/log.h"
-#include "server/reflection/reflection_service.h"
 #include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file_storage.h"
+#include "server/log.h"
 #include "server/process/tls_credentials.h"
+#include "server/reflection/reflection_service.h"
 
 namespace sealbox::server {
 namespace {
@@ -61,8 +61,8 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
 
   server->auth_limiter_ = std::make_unique<AuthFailureLimiter>(config.auth_limits);
   server->authenticator_ = std::make_unique<Authenticator>(
-      config.admin_token, config.cert_tenants, server->auth_limiter_.get(),
-      &server->metrics_, [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
+      config.admin_token, config.cert_tenants, server->auth_limiter_.get(), &server->metrics_,
+      [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
   if (config.audit != AuditLevel::kOff) {
     absl::StatusOr<std::unique_ptr<AuditLog>> audit =
         AuditLog::Open({.path = config.audit_log}, &server->metrics_);
@@ -70,11 +70,11 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     server->audit_ = *std::move(audit);
   }
   server->crypto_service_ = std::make_unique<CryptoService>(
-      server->keystore_.get(), server->authenticator_.get(), config.limits,
-      &server->metrics_, config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr);
-  server->admin_service_ = std::make_unique<AdminService>(
-      server->keystore_.get(), server->authenticator_.get(), &server->metrics_,
-      server->audit_.get());
+      server->keystore_.get(), server->authenticator_.get(), config.limits, &server->metrics_,
+      config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr);
+  server->admin_service_ =
+      std::make_unique<AdminService>(server->keystore_.get(), server->authenticator_.get(),
+                                     &server->metrics_, server->audit_.get());
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
         MetricsExposer::Start(config.metrics_listen, server->metrics_);
@@ -90,11 +90,9 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   // What reflection lists: the API's services registered here and the built-in
   // health; not the caller's extra services.
   std::vector<std::string> served = {v1::Crypto::service_full_name(),
-                                     v1::Admin::service_full_name(),
-                                     "grpc.health.v1.Health"};
+                                     v1::Admin::service_full_name(), "grpc.health.v1.Health"};
   for (grpc::Service* service : extra_services) builder.RegisterService(service);
-  absl::StatusOr<std::unique_ptr<Reflection>> reflection =
-      Reflection::Create(std::move(served));
+  absl::StatusOr<std::unique_ptr<Reflection>> reflection = Reflection::Create(std::move(served));
   if (!reflection.ok()) return reflection.status();
   server->reflection_ = *std::move(reflection);
   for (grpc::Service* service : server->reflection_->services()) {
@@ -119,11 +117,9 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   // connection, a deadline for a new connection to start HTTP/2, idle connections
   // closed (GOAWAY), keepalive pings to find dead peers, and a memory quota for
   // gRPC's buffers.
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                             config.max_streams_per_connection);
-  builder.AddChannelArgument(
-      GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
-      static_cast<int>(absl::ToInt64Milliseconds(config.handshake_timeout)));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_streams_per_connection);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(config.handshake_timeout)));
   if (config.max_connection_idle > absl::ZeroDuration()) {
     builder.AddChannelArgument(
         GRPC_ARG_MAX_CONNECTION_IDLE_MS,
@@ -146,9 +142,8 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", config.listen,
-                     " (address in use, or not a valid host:port?)"));
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen,
+                                               " (address in use, or not a valid host:port?)"));
   }
   server->config_ = std::move(config);
   {
@@ -236,8 +231,9 @@ void SealboxServer::WatchHealth() {
       Log("keystore_stale", "error")
           .Add("store", keystore_->Describe())
           .Add("max_staleness", FormatMaxStaleness(keystore.max_staleness))
-          .Add("detail", "not confirmed current with its store for longer than "
-                         "--max-staleness: refusing every call until it is");
+          .Add("detail",
+               "not confirmed current with its store for longer than "
+               "--max-staleness: refusing every call until it is");
     } else {
       Log("keystore_current").Add("store", keystore_->Describe());
     }
@@ -267,9 +263,8 @@ void SealboxServer::Shutdown() {
   }
   // Readiness probes see NOT_SERVING while in-flight calls drain.
   server_->GetHealthCheckService()->Shutdown();
-  const auto deadline =
-      std::chrono::system_clock::now() +
-      std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));
   server_->Shutdown(deadline);
 }
 

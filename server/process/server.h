@@ -19,8 +19,8 @@
 #include "server/keystore/keystore.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
-#include "server/reflection/reflection_service.h"
 #include "server/process/server_config.h"
+#include "server/reflection/reflection_service.h"
 
 namespace sealbox::server {
 

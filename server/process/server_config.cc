@@ -10,8 +10,7 @@ namespace sealbox::server {
 bool IsLoopbackAddress(const std::string& host_port) {
   // A unix socket is reachable only through the file system, like loopback.
   return absl::StartsWith(host_port, "unix:") || absl::StartsWith(host_port, "127.") ||
-         absl::StartsWith(host_port, "localhost:") ||
-         absl::StartsWith(host_port, "[::1]:");
+         absl::StartsWith(host_port, "localhost:") || absl::StartsWith(host_port, "[::1]:");
 }
 
 absl::Status ServerConfig::Validate() const {
@@ -35,16 +34,16 @@ absl::Status ServerConfig::Validate() const {
     return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
   }
   if (!tls() && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "refusing to serve plaintext gRPC on non-loopback address ", listen,
-        ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "
-        "terminates TLS in front of sealbox"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("refusing to serve plaintext gRPC on non-loopback address ", listen,
+                     ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "
+                     "terminates TLS in front of sealbox"));
   }
   // sockaddr_un holds 108 bytes, the terminating NUL included.
   if (absl::StartsWith(listen, "unix:") && listen.size() - 5 > 107) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--listen: the unix socket path is ", listen.size() - 5,
-        " bytes long; the system allows 107 (choose a shorter path)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen: the unix socket path is ", listen.size() - 5,
+                     " bytes long; the system allows 107 (choose a shorter path)"));
   }
   if (limits.max_unary_bytes == 0 || limits.max_unary_bytes > (4u << 20) - 1024) {
     return absl::InvalidArgumentError(
@@ -78,12 +77,10 @@ absl::Status ServerConfig::Validate() const {
         "--max-connection-idle-seconds must be between 0 (never) and 24 days");
   }
   if (handshake_timeout < absl::Seconds(1) || handshake_timeout > absl::Hours(1)) {
-    return absl::InvalidArgumentError(
-        "--handshake-timeout-seconds must be between 1 and 3600");
+    return absl::InvalidArgumentError("--handshake-timeout-seconds must be between 1 and 3600");
   }
   if (grpc_memory_limit_bytes != 0 && grpc_memory_limit_bytes < (int64_t{64} << 20)) {
-    return absl::InvalidArgumentError(
-        "--grpc-memory-limit-mb must be 0 (no limit) or at least 64");
+    return absl::InvalidArgumentError("--grpc-memory-limit-mb must be 0 (no limit) or at least 64");
   }
   // Room for a heartbeat that fails once (its read waits up to a second) and the
   // next that succeeds; the file backend reads its file every reload_interval.
@@ -91,8 +88,7 @@ absl::Status ServerConfig::Validate() const {
       uses_etcd() ? absl::Seconds(2) : std::max(absl::Seconds(2), 2 * reload_interval);
   if (max_staleness < least) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--max-staleness must be at least ", absl::FormatDuration(least),
-        " (or \"unbounded\")"));
+        "--max-staleness must be at least ", absl::FormatDuration(least), " (or \"unbounded\")"));
   }
   return absl::OkStatus();
 }
@@ -107,9 +103,9 @@ absl::StatusOr<absl::Duration> ParseMaxStaleness(const std::string& text) {
   absl::Duration bound;
   if (!absl::ParseDuration(text, &bound) || bound <= absl::ZeroDuration() ||
       bound == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max-staleness: \"", text,
-        "\" is not a duration such as 30s, 2m or 500ms, nor \"unbounded\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-staleness: \"", text,
+                     "\" is not a duration such as 30s, 2m or 500ms, nor \"unbounded\""));
   }
   return bound;
 }

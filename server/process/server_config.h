@@ -26,7 +26,7 @@ struct ServerConfig {
   std::string etcd_prefix = "/sealbox/";
   std::optional<Kek> kek;           // required
   std::optional<Kek> previous_kek;  // set only while the KEK is changed
-  std::string admin_token;       // empty: admin plane unusable
+  std::string admin_token;          // empty: admin plane unusable
   // TLS: PEM files, re-read every tls_reload_interval (server/process/tls_credentials.h).
   // Client CA set: clients must present a certificate it signed.
   std::string tls_cert_file;

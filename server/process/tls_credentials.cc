@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/secret/secure_wipe.h"
-#include "server/process/flag_file.h"
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
+#include "server/process/flag_file.h"
 
 namespace sealbox::server {
 namespace {
@@ -43,12 +43,11 @@ absl::Status CheckFiles(const ServerConfig& config) {
     status = absl::InvalidArgumentError(
         absl::StrCat("--tls-cert: no PEM certificate in ", config.tls_cert_file));
   } else if (key == nullptr) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        "--tls-key: no unencrypted PEM private key in ", config.tls_key_file));
-  } else if (X509_check_private_key(cert, key) != 1) {
     status = absl::InvalidArgumentError(
-        absl::StrCat("--tls-key ", config.tls_key_file, " is not the key of --tls-cert ",
-                     config.tls_cert_file));
+        absl::StrCat("--tls-key: no unencrypted PEM private key in ", config.tls_key_file));
+  } else if (X509_check_private_key(cert, key) != 1) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "--tls-key ", config.tls_key_file, " is not the key of --tls-cert ", config.tls_cert_file));
   }
   X509_free(cert);
   EVP_PKEY_free(key);
@@ -72,8 +71,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ListenerCredentials(
   if (!config.tls()) return grpc::InsecureServerCredentials();
   if (absl::Status checked = CheckFiles(config); !checked.ok()) return checked;
 
-  const auto interval = static_cast<unsigned int>(
-      absl::ToInt64Seconds(config.tls_reload_interval));
+  const auto interval = static_cast<unsigned int>(absl::ToInt64Seconds(config.tls_reload_interval));
   auto files = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
       config.tls_key_file, config.tls_cert_file, config.client_ca_file, interval);
   grpc::experimental::TlsServerCredentialsOptions options(files);

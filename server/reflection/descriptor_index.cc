@@ -49,10 +49,10 @@ std::vector<std::string> DescriptorIndex::WithImports(const pb::FileDescriptor* 
   return names;
 }
 
-absl::StatusOr<std::vector<std::string>> DescriptorIndex::File(
-    absl::string_view file_name) const {
+absl::StatusOr<std::vector<std::string>> DescriptorIndex::File(absl::string_view file_name) const {
   const pb::FileDescriptor* file = pool_.FindFileByName(std::string(file_name));
-  if (file == nullptr) return absl::NotFoundError(absl::StrCat("file ", Quoted(file_name), " not found"));
+  if (file == nullptr)
+    return absl::NotFoundError(absl::StrCat("file ", Quoted(file_name), " not found"));
   return WithImports(file);
 }
 
@@ -71,8 +71,8 @@ absl::StatusOr<std::vector<std::string>> DescriptorIndex::FileContainingExtensio
   const pb::FieldDescriptor* extension =
       type == nullptr ? nullptr : pool_.FindExtensionByNumber(type, number);
   if (extension == nullptr) {
-    return absl::NotFoundError(absl::StrCat("extension ", number, " of ",
-                                            Quoted(message_type), " not found"));
+    return absl::NotFoundError(
+        absl::StrCat("extension ", number, " of ", Quoted(message_type), " not found"));
   }
   return WithImports(extension->file());
 }

@@ -16,16 +16,14 @@ namespace sealbox::server {
 class DescriptorIndex {
  public:
   // From a serialized FileDescriptorSet whose files come after their imports.
-  static absl::StatusOr<std::unique_ptr<DescriptorIndex>> FromSet(
-      absl::string_view serialized_set);
+  static absl::StatusOr<std::unique_ptr<DescriptorIndex>> FromSet(absl::string_view serialized_set);
 
   // Each lookup answers the name of the file that holds the answer, followed by the
   // names of every file it imports, directly or not, each once.
   absl::StatusOr<std::vector<std::string>> File(absl::string_view file_name) const;
-  absl::StatusOr<std::vector<std::string>> FileContainingSymbol(
-      absl::string_view symbol) const;
-  absl::StatusOr<std::vector<std::string>> FileContainingExtension(
-      absl::string_view message_type, int number) const;
+  absl::StatusOr<std::vector<std::string>> FileContainingSymbol(absl::string_view symbol) const;
+  absl::StatusOr<std::vector<std::string>> FileContainingExtension(absl::string_view message_type,
+                                                                   int number) const;
   absl::StatusOr<std::vector<int>> ExtensionNumbers(absl::string_view message_type) const;
 
   // The FileDescriptorProto of a file named by a lookup, serialized as it came from

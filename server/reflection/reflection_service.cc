@@ -38,8 +38,8 @@ class ReflectionService final : public V::Service {
   ReflectionService(const DescriptorIndex* index, const std::vector<std::string>* names)
       : index_(index), names_(names) {}
 
-  grpc::Status ServerReflectionInfo(
-      grpc::ServerContext*, grpc::ServerReaderWriter<Response, Request>* stream) override {
+  grpc::Status ServerReflectionInfo(grpc::ServerContext*,
+                                    grpc::ServerReaderWriter<Response, Request>* stream) override {
     Request request;
     std::set<std::string> sent;  // files this stream already has
     while (stream->Read(&request)) {
@@ -53,8 +53,7 @@ class ReflectionService final : public V::Service {
   }
 
  private:
-  void Answer(const Request& request, std::set<std::string>& sent,
-              Response& response) const {
+  void Answer(const Request& request, std::set<std::string>& sent, Response& response) const {
     absl::StatusOr<std::vector<std::string>> files;
     switch (request.message_request_case()) {
       case Request::kListServices:
@@ -78,9 +77,9 @@ class ReflectionService final : public V::Service {
         files = index_->FileContainingSymbol(request.file_containing_symbol());
         break;
       case Request::kFileContainingExtension:
-        files = index_->FileContainingExtension(
-            request.file_containing_extension().containing_type(),
-            request.file_containing_extension().extension_number());
+        files =
+            index_->FileContainingExtension(request.file_containing_extension().containing_type(),
+                                            request.file_containing_extension().extension_number());
         break;
       default:
         files = absl::UnimplementedError("the request asks nothing reflection answers");
@@ -107,8 +106,7 @@ class ReflectionService final : public V::Service {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Reflection>> Reflection::Create(
-    std::vector<std::string> services) {
+absl::StatusOr<std::unique_ptr<Reflection>> Reflection::Create(std::vector<std::string> services) {
   absl::StatusOr<std::unique_ptr<DescriptorIndex>> index =
       DescriptorIndex::FromSet(ApiDescriptorSet());
   if (!index.ok()) return index.status();
@@ -122,10 +120,10 @@ absl::StatusOr<std::unique_ptr<Reflection>> Reflection::Create(
     }
   }
   reflection->names_ = std::move(services);
-  reflection->services_.push_back(std::make_unique<ReflectionService<V1>>(
-      reflection->index_.get(), &reflection->names_));
-  reflection->services_.push_back(std::make_unique<ReflectionService<V1Alpha>>(
-      reflection->index_.get(), &reflection->names_));
+  reflection->services_.push_back(
+      std::make_unique<ReflectionService<V1>>(reflection->index_.get(), &reflection->names_));
+  reflection->services_.push_back(
+      std::make_unique<ReflectionService<V1Alpha>>(reflection->index_.get(), &reflection->names_));
   return reflection;
 }
 

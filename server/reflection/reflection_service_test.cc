@@ -10,8 +10,7 @@ namespace {
 TEST(ReflectionTest, RefusesToListAServiceItCannotDescribe) {
   auto reflection = Reflection::Create({"sealbox.v1.Crypto", "sealbox.v1.NoSuchService"});
   ASSERT_FALSE(reflection.ok());
-  EXPECT_NE(reflection.status().message().find("sealbox.v1.NoSuchService"),
-            std::string::npos);
+  EXPECT_NE(reflection.status().message().find("sealbox.v1.NoSuchService"), std::string::npos);
 }
 
 TEST(ReflectionTest, ListsItsOwnServicesBesideTheServers) {
@@ -29,9 +28,9 @@ TEST(DescriptorIndexTest, AnswersAFileWithEveryFileItImportsOnce) {
   ASSERT_TRUE(index.ok()) << index.status();
   auto files = (*index)->FileContainingSymbol("sealbox.v1.Admin.GetKey");
   ASSERT_TRUE(files.ok()) << files.status();
-  EXPECT_EQ(*files, (std::vector<std::string>{"sealbox/v1/admin.proto",
-                                              "google/protobuf/timestamp.proto",
-                                              "google/protobuf/duration.proto"}));
+  EXPECT_EQ(*files,
+            (std::vector<std::string>{"sealbox/v1/admin.proto", "google/protobuf/timestamp.proto",
+                                      "google/protobuf/duration.proto"}));
   // Served as protoc wrote it: with the comments.
   EXPECT_NE((*index)->SerializedFile("sealbox/v1/admin.proto").find("rotate first"),
             std::string::npos);

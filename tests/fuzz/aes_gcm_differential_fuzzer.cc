@@ -4,8 +4,9 @@
 // every implementation exactly when OpenSSL's does, with the output wiped.
 //
 // Input: shape (1: bits 0-1 key size 16/24/32, bits 2-4 tag size, bits 5-7
-// mutation) | IV length - 1 (1, mod 128: OpenSSL takes IVs of 1 to 128 bytes) | AAD length (1) | mutation position (u16 BE) |
-// key | IV | AAD | plaintext (the rest). Short inputs are padded with zeros.
+// mutation) | IV length - 1 (1, mod 128: OpenSSL takes IVs of 1 to 128 bytes) | AAD length (1) |
+// mutation position (u16 BE) | key | IV | AAD | plaintext (the rest). Short inputs are padded with
+// zeros.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -102,8 +103,8 @@ void RunOne(const uint8_t* data, size_t size) {
     auto expanded = crypto::ExpandedKey::CreateWithTagBytes(key, tag_bytes, name);
     Check(expanded.ok());
     Bytes sealed(plaintext.size()), sealed_tag(tag_bytes);
-    Check((*expanded)->Seal(iv, aad, plaintext, absl::MakeSpan(sealed),
-                            absl::MakeSpan(sealed_tag))
+    Check((*expanded)
+              ->Seal(iv, aad, plaintext, absl::MakeSpan(sealed), absl::MakeSpan(sealed_tag))
               .ok());
     Check(sealed == want_ciphertext);
     Check(sealed_tag == want_tag);

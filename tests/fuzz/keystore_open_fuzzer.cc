@@ -37,13 +37,11 @@ const server::Kek& Kek() {
 void OpenEnvelope(absl::Span<const uint8_t> envelope, bool must_open) {
   const bool ours = server::WrittenWithKek(Kek(), envelope);
   const absl::StatusOr<uint64_t> peeked = server::PeekGeneration(envelope, "fuzz");
-  absl::StatusOr<KeystoreContents> contents =
-      server::OpenKeystore(Kek(), envelope, "fuzz");
+  absl::StatusOr<KeystoreContents> contents = server::OpenKeystore(Kek(), envelope, "fuzz");
   if (!contents.ok()) {
     Check(!must_open);
     const absl::StatusCode code = contents.status().code();
-    Check(code == absl::StatusCode::kDataLoss ||
-          code == absl::StatusCode::kFailedPrecondition);
+    Check(code == absl::StatusCode::kDataLoss || code == absl::StatusCode::kFailedPrecondition);
     return;
   }
   Check(ours);

@@ -99,24 +99,24 @@ Bytes SealStream(bool aes128, uint32_t version, const Bytes& plaintext, const By
   return out;
 }
 
-Bytes U16(size_t value) {
-  return {static_cast<uint8_t>(value >> 8), static_cast<uint8_t>(value)};
-}
+Bytes U16(size_t value) { return {static_cast<uint8_t>(value >> 8), static_cast<uint8_t>(value)}; }
 
 // unary_open_fuzzer: flags | AAD length | AAD | ciphertext.
 void Unary(Writer w) {
   const auto input = [](bool aes128, const Bytes& aad, const Bytes& ciphertext) {
-    return Cat({{static_cast<uint8_t>(aes128)}, {static_cast<uint8_t>(aad.size())}, aad,
-                ciphertext});
+    return Cat(
+        {{static_cast<uint8_t>(aes128)}, {static_cast<uint8_t>(aad.size())}, aad, ciphertext});
   };
   const Bytes ctx = Str("ctx");
   w.Write("aes256_empty", input(false, {}, SealUnary(false, 1, 0, 0, {}, {})));
   w.Write("aes256_short", input(false, ctx, SealUnary(false, 1, 1, 1, Str("hello"), ctx)));
   w.Write("aes256_block", input(false, {}, SealUnary(false, 1, 2, 2, Pattern(16, 1), {})));
   w.Write("aes256_long", input(false, ctx, SealUnary(false, 1, 3, 3, Pattern(1000, 2), ctx)));
-  w.Write("aes256_version7", input(false, {}, SealUnary(false, 7, 4, 1u << 31, Pattern(33, 3), {})));
+  w.Write("aes256_version7",
+          input(false, {}, SealUnary(false, 7, 4, 1u << 31, Pattern(33, 3), {})));
   w.Write("aes128_short", input(true, ctx, SealUnary(true, 1, 5, 0, Str("hello"), ctx)));
-  w.Write("aes128_long", input(true, Pattern(200, 9), SealUnary(true, 2, 6, 9, Pattern(300, 4), Pattern(200, 9))));
+  w.Write("aes128_long",
+          input(true, Pattern(200, 9), SealUnary(true, 2, 6, 9, Pattern(300, 4), Pattern(200, 9))));
   Bytes wrong_aad = input(false, Str("other"), SealUnary(false, 1, 7, 0, Str("hello"), ctx));
   w.Write("wrong_aad", wrong_aad);
   Bytes flipped = input(false, {}, SealUnary(false, 1, 8, 0, Pattern(40, 5), {}));
@@ -132,20 +132,22 @@ void Unary(Writer w) {
 
 // stream_open_fuzzer: AAD length | AAD | split count | u16 lengths | stream.
 void Stream(Writer w) {
-  const auto input = [](const Bytes& aad, const std::vector<size_t>& splits,
-                        const Bytes& stream) {
-    Bytes out = Cat({{static_cast<uint8_t>(aad.size())}, aad,
-                     {static_cast<uint8_t>(splits.size())}});
+  const auto input = [](const Bytes& aad, const std::vector<size_t>& splits, const Bytes& stream) {
+    Bytes out =
+        Cat({{static_cast<uint8_t>(aad.size())}, aad, {static_cast<uint8_t>(splits.size())}});
     for (size_t split : splits) out = Cat({out, U16(split)});
     return Cat({out, stream});
   };
   const Bytes ctx = Str("ctx");
   w.Write("empty_stream", input({}, {}, SealStream(false, 1, {}, {}, 4096)));
   w.Write("one_byte_split", input(ctx, {1}, SealStream(false, 1, Str("x"), ctx, 4096)));
-  w.Write("header_splits", input({}, {47, 1, 0, 100}, SealStream(false, 1, Pattern(4095, 1), {}, 4096)));
+  w.Write("header_splits",
+          input({}, {47, 1, 0, 100}, SealStream(false, 1, Pattern(4095, 1), {}, 4096)));
   w.Write("exact_segment", input({}, {4112}, SealStream(false, 1, Pattern(4096, 2), {}, 4096)));
-  w.Write("three_segments", input(ctx, {1000, 3000, 7}, SealStream(false, 1, Pattern(9000, 3), ctx, 4096)));
-  w.Write("aes128_version2", input({}, {48, 4112}, SealStream(true, 2, Pattern(5000, 4), {}, 4096)));
+  w.Write("three_segments",
+          input(ctx, {1000, 3000, 7}, SealStream(false, 1, Pattern(9000, 3), ctx, 4096)));
+  w.Write("aes128_version2",
+          input({}, {48, 4112}, SealStream(true, 2, Pattern(5000, 4), {}, 4096)));
   w.Write("segment_8k", input({}, {}, SealStream(false, 1, Pattern(8200, 5), {}, 8192)));
   w.Write("disabled_version3", input({}, {}, SealStream(false, 3, Str("x"), {}, 4096)));
   Bytes truncated = SealStream(false, 1, Pattern(5000, 6), {}, 4096);
@@ -341,8 +343,7 @@ void Rpcs(Writer w) {
   v1::RevokeAdminTokenRequest revoke_admin;
   revoke_admin.set_token_id("0123456789abcdef");
   w.Write("revoke_admin_token", RpcInput(kRevokeAdminToken, kAdmin, revoke_admin));
-  w.Write("list_admin_tokens",
-          RpcInput(kListAdminTokens, kAdmin, v1::ListAdminTokensRequest()));
+  w.Write("list_admin_tokens", RpcInput(kListAdminTokens, kAdmin, v1::ListAdminTokensRequest()));
   w.Write("empty", {});
 }
 
@@ -351,9 +352,9 @@ void Rpcs(Writer w) {
 void Differential(Writer w) {
   struct Case {
     const char* name;
-    int key_index;   // 16, 24, 32
-    int tag_index;   // 16, 15, 14, 13, 12, 8, 4
-    int mutation;    // none, ciphertext, tag, AAD, IV, truncate
+    int key_index;  // 16, 24, 32
+    int tag_index;  // 16, 15, 14, 13, 12, 8, 4
+    int mutation;   // none, ciphertext, tag, AAD, IV, truncate
     size_t iv_bytes;
     size_t aad_bytes;
     size_t plaintext_bytes;
@@ -377,13 +378,14 @@ void Differential(Writer w) {
   };
   const size_t key_sizes[] = {16, 24, 32};
   for (const Case& c : cases) {
-    const uint8_t shape = static_cast<uint8_t>(c.key_index | c.tag_index << 2 |
-                                               c.mutation << 5);
-    w.Write(c.name, Cat({{shape, static_cast<uint8_t>(c.iv_bytes - 1),
-                          static_cast<uint8_t>(c.aad_bytes)},
-                         U16(77), Pattern(key_sizes[c.key_index], 1),
-                         Pattern(c.iv_bytes, 2), Pattern(c.aad_bytes, 3),
-                         Pattern(c.plaintext_bytes, 4)}));
+    const uint8_t shape = static_cast<uint8_t>(c.key_index | c.tag_index << 2 | c.mutation << 5);
+    w.Write(c.name,
+            Cat({{shape, static_cast<uint8_t>(c.iv_bytes - 1), static_cast<uint8_t>(c.aad_bytes)},
+                 U16(77),
+                 Pattern(key_sizes[c.key_index], 1),
+                 Pattern(c.iv_bytes, 2),
+                 Pattern(c.aad_bytes, 3),
+                 Pattern(c.plaintext_bytes, 4)}));
   }
   w.Write("empty", {});
 }
@@ -406,17 +408,17 @@ void StreamWire(Writer w) {
   chunk.set_plaintext_chunk(std::string(200, 'p'));
   w.Write("chunk", input({}, chunk.SerializeAsString()));
   w.Write("chunk_cut", input({1, 1, 50, 100}, chunk.SerializeAsString()));
-  w.Write("start_then_chunk",
-          input({7}, start.SerializeAsString() + chunk.SerializeAsString()));
-  w.Write("chunk_then_start",
-          input({}, chunk.SerializeAsString() + start.SerializeAsString()));
+  w.Write("start_then_chunk", input({7}, start.SerializeAsString() + chunk.SerializeAsString()));
+  w.Write("chunk_then_start", input({}, chunk.SerializeAsString() + start.SerializeAsString()));
   // Unknown fields: varint 9, fixed64 10, fixed32 11, bytes 12, then the chunk.
-  const std::string unknown = std::string("\x48\x96\x01\x51") + std::string(8, 'x') +
-                              "\x5d" + std::string(4, 'y') + "\x62\x02zz";
+  const std::string unknown = std::string("\x48\x96\x01\x51") + std::string(8, 'x') + "\x5d" +
+                              std::string(4, 'y') + "\x62\x02zz";
   w.Write("unknown_fields", input({2}, unknown + chunk.SerializeAsString()));
   w.Write("empty", input({}, ""));
   w.Write("group", input({}, "\x0b\x0c"));
-  w.Write("short_length", input({}, "\x12\x05" "abc"));
+  w.Write("short_length", input({},
+                                "\x12\x05"
+                                "abc"));
 }
 
 }  // namespace

@@ -57,16 +57,15 @@ bool Crypt(EVP_CIPHER_CTX* ctx, absl::Span<const uint8_t> in, std::vector<uint8_
 
 bool OpenSslSeal(absl::Span<const uint8_t> key, absl::Span<const uint8_t> iv,
                  absl::Span<const uint8_t> aad, absl::Span<const uint8_t> plaintext,
-                 size_t tag_bytes, std::vector<uint8_t>* ciphertext,
-                 std::vector<uint8_t>* tag) {
+                 size_t tag_bytes, std::vector<uint8_t>* ciphertext, std::vector<uint8_t>* tag) {
   Ctx ctx = Start(/*encrypt=*/true, key, iv, aad);
   uint8_t final_block[16];
   int unused = 0;
   tag->assign(tag_bytes, 0);
   const bool ok = ctx != nullptr && Crypt(ctx.get(), plaintext, ciphertext) &&
                   EVP_CipherFinal_ex(ctx.get(), final_block, &unused) == 1 &&
-                  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG,
-                                      static_cast<int>(tag_bytes), tag->data()) == 1;
+                  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(tag_bytes),
+                                      tag->data()) == 1;
   ERR_clear_error();
   return ok;
 }
@@ -80,8 +79,7 @@ bool OpenSslOpen(absl::Span<const uint8_t> key, absl::Span<const uint8_t> iv,
   int unused = 0;
   const bool ok = ctx != nullptr && Crypt(ctx.get(), ciphertext, plaintext) &&
                   EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG,
-                                      static_cast<int>(tag_copy.size()),
-                                      tag_copy.data()) == 1 &&
+                                      static_cast<int>(tag_copy.size()), tag_copy.data()) == 1 &&
                   EVP_CipherFinal_ex(ctx.get(), final_block, &unused) == 1;
   ERR_clear_error();
   return ok;

@@ -13,8 +13,7 @@ namespace sealbox::fuzz {
 // Seals `plaintext`; false if OpenSSL refuses (it should not for these inputs).
 bool OpenSslSeal(absl::Span<const uint8_t> key, absl::Span<const uint8_t> iv,
                  absl::Span<const uint8_t> aad, absl::Span<const uint8_t> plaintext,
-                 size_t tag_bytes, std::vector<uint8_t>* ciphertext,
-                 std::vector<uint8_t>* tag);
+                 size_t tag_bytes, std::vector<uint8_t>* ciphertext, std::vector<uint8_t>* tag);
 
 // True when the tag verifies; `plaintext` then holds the decryption.
 bool OpenSslOpen(absl::Span<const uint8_t> key, absl::Span<const uint8_t> iv,

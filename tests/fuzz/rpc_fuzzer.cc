@@ -89,8 +89,7 @@ void CheckAnswer(const grpc::Status& status) {
 
 template <typename Stub, typename Request, typename Response>
 grpc::Status Call(const Fixture& f, Stub& stub,
-                  grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
-                                               Response*),
+                  grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
                   const Request& request, int credential) {
   grpc::ClientContext context;
   Authorize(f, credential, context);
@@ -125,8 +124,7 @@ void Cleanup(const Fixture& f) {
   grpc::ClientContext list_context;
   Authorize(f, kAdmin, list_context);
   v1::ListAdminTokensResponse admin_tokens;
-  Check(f.admin->ListAdminTokens(&list_context, {}, &admin_tokens).ok(),
-        "ListAdminTokens failed");
+  Check(f.admin->ListAdminTokens(&list_context, {}, &admin_tokens).ok(), "ListAdminTokens failed");
   for (const v1::TokenInfo& token : admin_tokens.tokens()) {
     v1::RevokeAdminTokenRequest request;
     request.set_token_id(token.id());
@@ -176,8 +174,7 @@ Fixture& GetFixture() {
     key.set_tenant(kTenant);
     key.set_key(kKeyName);
     key.set_material(std::string(kMaterial256.begin(), kMaterial256.end()));
-    Check(Call(*f, *f->admin, &v1::Admin::Stub::ImportKey, key, kAdmin).ok(),
-          "ImportKey failed");
+    Check(Call(*f, *f->admin, &v1::Admin::Stub::ImportKey, key, kAdmin).ok(), "ImportKey failed");
     v1::IssueTokenRequest issue;
     issue.set_tenant(kTenant);
     grpc::ClientContext context;
@@ -214,8 +211,8 @@ bool Parse(absl::Span<const uint8_t> bytes, Request* request) {
 
 template <typename Request, typename Response>
 void CryptoUnary(const Fixture& f,
-                 grpc::Status (v1::Crypto::Stub::*method)(grpc::ClientContext*,
-                                                          const Request&, Response*),
+                 grpc::Status (v1::Crypto::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                          Response*),
                  absl::Span<const uint8_t> bytes, int credential) {
   Request request;
   if (!Parse(bytes, &request)) return;
@@ -224,8 +221,8 @@ void CryptoUnary(const Fixture& f,
 
 template <typename Request, typename Response>
 void AdminUnary(Fixture& f,
-                grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*,
-                                                        const Request&, Response*),
+                grpc::Status (v1::Admin::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                        Response*),
                 absl::Span<const uint8_t> bytes, int credential) {
   Request request;
   if (!Parse(bytes, &request)) return;
@@ -274,39 +271,66 @@ void CallOne(const uint8_t* data, size_t size) {
   using A = v1::Admin::Stub;
   using C = v1::Crypto::Stub;
   switch (rpc) {
-    case kSeal: return CryptoUnary(f, &C::Seal, input.Rest(), credential);
-    case kOpen: return CryptoUnary(f, &C::Open, input.Rest(), credential);
-    case kRewrap: return CryptoUnary(f, &C::Rewrap, input.Rest(), credential);
+    case kSeal:
+      return CryptoUnary(f, &C::Seal, input.Rest(), credential);
+    case kOpen:
+      return CryptoUnary(f, &C::Open, input.Rest(), credential);
+    case kRewrap:
+      return CryptoUnary(f, &C::Rewrap, input.Rest(), credential);
     case kSealStream:
-      return Streaming<v1::SealStreamRequest, v1::SealStreamResponse>(
-          f, &C::SealStream, input, credential);
+      return Streaming<v1::SealStreamRequest, v1::SealStreamResponse>(f, &C::SealStream, input,
+                                                                      credential);
     case kOpenStream:
-      return Streaming<v1::OpenStreamRequest, v1::OpenStreamResponse>(
-          f, &C::OpenStream, input, credential);
-    case kCreateTenant: return AdminUnary(f, &A::CreateTenant, input.Rest(), credential);
-    case kDeleteTenant: return AdminUnary(f, &A::DeleteTenant, input.Rest(), credential);
-    case kListTenants: return AdminUnary(f, &A::ListTenants, input.Rest(), credential);
-    case kIssueToken: return AdminUnary(f, &A::IssueToken, input.Rest(), credential);
-    case kRevokeToken: return AdminUnary(f, &A::RevokeToken, input.Rest(), credential);
-    case kCreateKey: return AdminUnary(f, &A::CreateKey, input.Rest(), credential);
-    case kImportKey: return AdminUnary(f, &A::ImportKey, input.Rest(), credential);
-    case kRotateKey: return AdminUnary(f, &A::RotateKey, input.Rest(), credential);
-    case kGetKey: return AdminUnary(f, &A::GetKey, input.Rest(), credential);
-    case kListKeys: return AdminUnary(f, &A::ListKeys, input.Rest(), credential);
-    case kSetMinDecryptionVersion: return AdminUnary(f, &A::SetMinDecryptionVersion, input.Rest(), credential);
-    case kDisableKeyVersion: return AdminUnary(f, &A::DisableKeyVersion, input.Rest(), credential);
-    case kEnableKeyVersion: return AdminUnary(f, &A::EnableKeyVersion, input.Rest(), credential);
-    case kDestroyKeyVersion: return AdminUnary(f, &A::DestroyKeyVersion, input.Rest(), credential);
-    case kSealBatch: return CryptoUnary(f, &C::SealBatch, input.Rest(), credential);
-    case kOpenBatch: return CryptoUnary(f, &C::OpenBatch, input.Rest(), credential);
-    case kRewrapBatch: return CryptoUnary(f, &C::RewrapBatch, input.Rest(), credential);
-    case kGenerateDataKey: return CryptoUnary(f, &C::GenerateDataKey, input.Rest(), credential);
-    case kRenewToken: return CryptoUnary(f, &C::RenewToken, input.Rest(), credential);
-    case kTrimKey: return AdminUnary(f, &A::TrimKey, input.Rest(), credential);
-    case kSetRotationPeriod: return AdminUnary(f, &A::SetRotationPeriod, input.Rest(), credential);
-    case kIssueAdminToken: return AdminUnary(f, &A::IssueAdminToken, input.Rest(), credential);
-    case kRevokeAdminToken: return RevokeAdminToken(f, input.Rest(), credential);
-    case kListAdminTokens: return AdminUnary(f, &A::ListAdminTokens, input.Rest(), credential);
+      return Streaming<v1::OpenStreamRequest, v1::OpenStreamResponse>(f, &C::OpenStream, input,
+                                                                      credential);
+    case kCreateTenant:
+      return AdminUnary(f, &A::CreateTenant, input.Rest(), credential);
+    case kDeleteTenant:
+      return AdminUnary(f, &A::DeleteTenant, input.Rest(), credential);
+    case kListTenants:
+      return AdminUnary(f, &A::ListTenants, input.Rest(), credential);
+    case kIssueToken:
+      return AdminUnary(f, &A::IssueToken, input.Rest(), credential);
+    case kRevokeToken:
+      return AdminUnary(f, &A::RevokeToken, input.Rest(), credential);
+    case kCreateKey:
+      return AdminUnary(f, &A::CreateKey, input.Rest(), credential);
+    case kImportKey:
+      return AdminUnary(f, &A::ImportKey, input.Rest(), credential);
+    case kRotateKey:
+      return AdminUnary(f, &A::RotateKey, input.Rest(), credential);
+    case kGetKey:
+      return AdminUnary(f, &A::GetKey, input.Rest(), credential);
+    case kListKeys:
+      return AdminUnary(f, &A::ListKeys, input.Rest(), credential);
+    case kSetMinDecryptionVersion:
+      return AdminUnary(f, &A::SetMinDecryptionVersion, input.Rest(), credential);
+    case kDisableKeyVersion:
+      return AdminUnary(f, &A::DisableKeyVersion, input.Rest(), credential);
+    case kEnableKeyVersion:
+      return AdminUnary(f, &A::EnableKeyVersion, input.Rest(), credential);
+    case kDestroyKeyVersion:
+      return AdminUnary(f, &A::DestroyKeyVersion, input.Rest(), credential);
+    case kSealBatch:
+      return CryptoUnary(f, &C::SealBatch, input.Rest(), credential);
+    case kOpenBatch:
+      return CryptoUnary(f, &C::OpenBatch, input.Rest(), credential);
+    case kRewrapBatch:
+      return CryptoUnary(f, &C::RewrapBatch, input.Rest(), credential);
+    case kGenerateDataKey:
+      return CryptoUnary(f, &C::GenerateDataKey, input.Rest(), credential);
+    case kRenewToken:
+      return CryptoUnary(f, &C::RenewToken, input.Rest(), credential);
+    case kTrimKey:
+      return AdminUnary(f, &A::TrimKey, input.Rest(), credential);
+    case kSetRotationPeriod:
+      return AdminUnary(f, &A::SetRotationPeriod, input.Rest(), credential);
+    case kIssueAdminToken:
+      return AdminUnary(f, &A::IssueAdminToken, input.Rest(), credential);
+    case kRevokeAdminToken:
+      return RevokeAdminToken(f, input.Rest(), credential);
+    case kListAdminTokens:
+      return AdminUnary(f, &A::ListAdminTokens, input.Rest(), credential);
   }
 }
 

@@ -7,13 +7,36 @@ namespace sealbox::fuzz {
 
 // Byte 0, taken mod kRpcCount.
 enum Rpc {
-  kSeal, kOpen, kRewrap, kSealStream, kOpenStream,
-  kCreateTenant, kDeleteTenant, kListTenants, kIssueToken, kRevokeToken,
-  kCreateKey, kImportKey, kRotateKey, kGetKey, kListKeys,
-  kSetMinDecryptionVersion, kDisableKeyVersion, kEnableKeyVersion, kDestroyKeyVersion,
+  kSeal,
+  kOpen,
+  kRewrap,
+  kSealStream,
+  kOpenStream,
+  kCreateTenant,
+  kDeleteTenant,
+  kListTenants,
+  kIssueToken,
+  kRevokeToken,
+  kCreateKey,
+  kImportKey,
+  kRotateKey,
+  kGetKey,
+  kListKeys,
+  kSetMinDecryptionVersion,
+  kDisableKeyVersion,
+  kEnableKeyVersion,
+  kDestroyKeyVersion,
   // Added later, so the first ones keep their numbers (and the corpus its meaning).
-  kSealBatch, kOpenBatch, kRewrapBatch, kGenerateDataKey, kRenewToken,
-  kTrimKey, kSetRotationPeriod, kIssueAdminToken, kRevokeAdminToken, kListAdminTokens,
+  kSealBatch,
+  kOpenBatch,
+  kRewrapBatch,
+  kGenerateDataKey,
+  kRenewToken,
+  kTrimKey,
+  kSetRotationPeriod,
+  kIssueAdminToken,
+  kRevokeAdminToken,
+  kListAdminTokens,
   kRpcCount
 };
 

@@ -58,9 +58,9 @@ Result OpenInChunks(absl::Span<const uint8_t> aad, absl::Span<const uint8_t> str
   // Bounded, so a list of zeros cannot loop for ever.
   for (size_t call = 0; result.status.ok() && call < 4 * stream.size() + 16; ++call) {
     if (stream.empty() && call > 0) break;
-    const size_t n = lengths.empty() ? stream.size()
-                                     : std::min<size_t>(lengths[next++ % lengths.size()],
-                                                        stream.size());
+    const size_t n = lengths.empty()
+                         ? stream.size()
+                         : std::min<size_t>(lengths[next++ % lengths.size()], stream.size());
     result.status = opener->Update(stream.first(n), result.plaintext);
     stream.remove_prefix(n);
   }

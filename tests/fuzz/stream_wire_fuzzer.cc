@@ -38,8 +38,7 @@ void Run(const uint8_t* data, size_t size) {
   if (size == 0) return;
   const size_t cuts = data[0] % 8;
   if (size < 1 + cuts) return;
-  const std::string bytes(reinterpret_cast<const char*>(data) + 1 + cuts,
-                          size - 1 - cuts);
+  const std::string bytes(reinterpret_cast<const char*>(data) + 1 + cuts, size - 1 - cuts);
   std::vector<grpc::Slice> slices;
   size_t at = 0;
   for (size_t i = 0; i < cuts; ++i) {
@@ -68,8 +67,8 @@ void Run(const uint8_t* data, size_t size) {
   Check(chunk == expected.plaintext_chunk());
   v1::SealStreamResponse response;
   const uint32_t version = static_cast<uint32_t>(chunk.size() * 2654435761u);
-  Check(response.ParseFromString(Flat(server::StreamResponse(
-      crypto::OutputBytes(chunk.begin(), chunk.end()), version, true))));
+  Check(response.ParseFromString(Flat(
+      server::StreamResponse(crypto::OutputBytes(chunk.begin(), chunk.end()), version, true))));
   Check(response.ciphertext_chunk() == chunk && response.key_version() == version);
 }
 

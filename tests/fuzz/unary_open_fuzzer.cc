@@ -60,8 +60,7 @@ void OpenOne(const uint8_t* data, size_t size) {
 
   // Sealing the plaintext again at the same nonce must give back the same bytes.
   uint64_t counter = 0;
-  if (!SealNonceCounter(ciphertext, &counter) ||
-      counter >= crypto::kMaxMessagesPerEpoch) {
+  if (!SealNonceCounter(ciphertext, &counter) || counter >= crypto::kMaxMessagesPerEpoch) {
     return;
   }
   auto sealer = EpochSubkey::DeriveForTesting(material, context, header->epoch_id, counter);

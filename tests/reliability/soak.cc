@@ -186,9 +186,9 @@ class Crypto {
     return "";
   }
 
-  std::string SealStream(const std::string& token, const std::string& key,
-                         const std::string& aad, const std::string& plaintext,
-                         size_t chunk, uint32_t segment_size, std::string& ciphertext) {
+  std::string SealStream(const std::string& token, const std::string& key, const std::string& aad,
+                         const std::string& plaintext, size_t chunk, uint32_t segment_size,
+                         std::string& ciphertext) {
     grpc::ClientContext context;
     Prepare(context, token, 60);
     auto stream = stub_->SealStream(&context);
@@ -292,8 +292,7 @@ int64_t VerifySamples(const std::string& address, const std::vector<Sample>& sam
 class Admin {
  public:
   Admin(const std::string& address, std::string token)
-      : stub_(v1::Admin::NewStub(
-            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
+      : stub_(v1::Admin::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
         token_(std::move(token)) {}
 
   template <typename Request, typename Response, typename Method>
@@ -355,8 +354,7 @@ struct Tally {
 
   void Merge(const Tally& o) {
     for (int m = 0; m < kMethods; ++m) {
-      latency_ms[m].insert(latency_ms[m].end(), o.latency_ms[m].begin(),
-                           o.latency_ms[m].end());
+      latency_ms[m].insert(latency_ms[m].end(), o.latency_ms[m].begin(), o.latency_ms[m].end());
       errors[m] += o.errors[m];
     }
     stream_bytes += o.stream_bytes;
@@ -418,8 +416,11 @@ void RunClient(int index, std::shared_ptr<grpc::Channel> channel,
   int64_t serial = 0;
   while (!stop.load()) {
     const int roll = random() % 100;
-    Method method = roll < 35 ? kSeal : roll < 60 ? kOpen : roll < 75 ? kRewrap
-                    : roll < 88 ? kSealStream : kOpenStream;
+    Method method = roll < 35   ? kSeal
+                    : roll < 60 ? kOpen
+                    : roll < 75 ? kRewrap
+                    : roll < 88 ? kSealStream
+                                : kOpenStream;
     if ((method == kOpen || method == kRewrap) && unary.empty()) method = kSeal;
     if (method == kOpenStream && streams.empty()) method = kSealStream;
 
@@ -453,9 +454,8 @@ void RunClient(int index, std::shared_ptr<grpc::Channel> channel,
         s.stream = true;
         s.plaintext = RandomBytes(random, 16384 + random() % (512 << 10));
         const uint32_t segment_sizes[] = {0, 4096, 16384, 65536};
-        error = crypto.SealStream(s.token, s.key, s.aad, s.plaintext,
-                                  4096 + random() % 65536, segment_sizes[random() % 4],
-                                  s.ciphertext);
+        error = crypto.SealStream(s.token, s.key, s.aad, s.plaintext, 4096 + random() % 65536,
+                                  segment_sizes[random() % 4], s.ciphertext);
         if (error.empty()) {
           tally.stream_bytes += s.plaintext.size();
           remember(streams, 4, s);
@@ -480,12 +480,11 @@ void RunClient(int index, std::shared_ptr<grpc::Channel> channel,
 }
 
 // Rotates a random key every 1/rate s through each admin server in turn.
-void RunRotator(std::vector<std::unique_ptr<Admin>>& admins,
-                const std::vector<Tenant>& tenants, double rate,
-                const std::atomic<bool>& stop, Tally& tally) {
+void RunRotator(std::vector<std::unique_ptr<Admin>>& admins, const std::vector<Tenant>& tenants,
+                double rate, const std::atomic<bool>& stop, Tally& tally) {
   std::mt19937_64 random(99);
-  const auto period = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(1.0 / rate));
+  const auto period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
   Clock::time_point next = Clock::now();
   for (size_t i = 0; !stop.load(); ++i) {
     std::this_thread::sleep_until(next);
@@ -496,8 +495,7 @@ void RunRotator(std::vector<std::unique_ptr<Admin>>& admins,
     ref.set_key(tenant.keys[random() % tenant.keys.size()]);
     v1::Key key;
     const Clock::time_point start = Clock::now();
-    grpc::Status status =
-        admins[i % admins.size()]->Call(&v1::Admin::Stub::RotateKey, ref, &key);
+    grpc::Status status = admins[i % admins.size()]->Call(&v1::Admin::Stub::RotateKey, ref, &key);
     tally.latency_ms[kRotateKey].push_back(Seconds(Clock::now() - start) * 1e3);
     if (!status.ok() && tally.errors[kRotateKey]++ < 3) {
       std::printf("  RotateKey: %s\n", status.error_message().c_str());
@@ -513,9 +511,8 @@ int VerifyOnly(const std::string& address, const std::string& path) {
   }
   const Clock::time_point start = Clock::now();
   const int64_t failures = VerifySamples(address, samples);
-  std::printf("soak verify: %zu samples opened against %s in %.1f s, %lld failed\n",
-              samples.size(), address.c_str(), Seconds(Clock::now() - start),
-              static_cast<long long>(failures));
+  std::printf("soak verify: %zu samples opened against %s in %.1f s, %lld failed\n", samples.size(),
+              address.c_str(), Seconds(Clock::now() - start), static_cast<long long>(failures));
   return failures == 0 ? 0 : 1;
 }
 
@@ -537,8 +534,8 @@ int Run() {
 
   std::vector<Tenant> tenants;
   const Clock::time_point setup_start = Clock::now();
-  if (!CreateTenants(*admins[0], absl::GetFlag(FLAGS_tenants),
-                     absl::GetFlag(FLAGS_keys_per_tenant), tenants)) {
+  if (!CreateTenants(*admins[0], absl::GetFlag(FLAGS_tenants), absl::GetFlag(FLAGS_keys_per_tenant),
+                     tenants)) {
     return 1;
   }
   const double setup_seconds = Seconds(Clock::now() - setup_start);
@@ -554,12 +551,12 @@ int Run() {
   std::atomic<bool> stop{false};
   std::mutex log_mu;
 
-  std::printf("soak: %s, %d clients on %zu connections, %zu tenants x %d keys, %.0f s, "
-              "RotateKey %.0f/s through %s in turn\n",
-              address.c_str(), clients, channels.size(), tenants.size(),
-              absl::GetFlag(FLAGS_keys_per_tenant), seconds,
-              absl::GetFlag(FLAGS_rotations_per_second),
-              absl::StrJoin(admin_addresses, ", ").c_str());
+  std::printf(
+      "soak: %s, %d clients on %zu connections, %zu tenants x %d keys, %.0f s, "
+      "RotateKey %.0f/s through %s in turn\n",
+      address.c_str(), clients, channels.size(), tenants.size(),
+      absl::GetFlag(FLAGS_keys_per_tenant), seconds, absl::GetFlag(FLAGS_rotations_per_second),
+      absl::StrJoin(admin_addresses, ", ").c_str());
   std::fflush(stdout);
 
   // VmRSS every 250 ms, with the time it was taken.
@@ -601,11 +598,12 @@ int Run() {
                 Percentile(total.latency_ms[m], 0.5), Percentile(total.latency_ms[m], 0.99),
                 static_cast<long long>(total.errors[m]));
   }
-  std::printf("data-plane calls: %lld in %.1f s (%.0f/s); streams: %zu (%.1f MiB through "
-              "them); setup of %zu tenants: %.1f s\n",
-              static_cast<long long>(calls), elapsed, calls / elapsed,
-              total.latency_ms[kSealStream].size() + total.latency_ms[kOpenStream].size(),
-              total.stream_bytes / 1048576.0, tenants.size(), setup_seconds);
+  std::printf(
+      "data-plane calls: %lld in %.1f s (%.0f/s); streams: %zu (%.1f MiB through "
+      "them); setup of %zu tenants: %.1f s\n",
+      static_cast<long long>(calls), elapsed, calls / elapsed,
+      total.latency_ms[kSealStream].size() + total.latency_ms[kOpenStream].size(),
+      total.stream_bytes / 1048576.0, tenants.size(), setup_seconds);
 
   // The kept samples, opened once more now that the run is over.
   const std::vector<Sample> samples = reservoir.All();
@@ -633,12 +631,12 @@ int Run() {
     const double growth = (last - first) / 1024.0;
     const double bound = absl::GetFlag(FLAGS_rss_growth_bound_mib);
     memory_ok = first > 0 && last > 0 && growth <= bound;
-    std::printf("server VmRSS (MiB): at start %.1f, peak %.1f, at end %.1f; after %.0f s of "
-                "warm-up first-third max %.1f, last-third max %.1f, growth %+.1f (bound "
-                "%.0f): %s (%zu samples)\n",
-                rss.front().second / 1024.0, peak / 1024.0, rss.back().second / 1024.0, from,
-                first / 1024.0, last / 1024.0, growth, bound, memory_ok ? "flat" : "GREW",
-                rss.size());
+    std::printf(
+        "server VmRSS (MiB): at start %.1f, peak %.1f, at end %.1f; after %.0f s of "
+        "warm-up first-third max %.1f, last-third max %.1f, growth %+.1f (bound "
+        "%.0f): %s (%zu samples)\n",
+        rss.front().second / 1024.0, peak / 1024.0, rss.back().second / 1024.0, from,
+        first / 1024.0, last / 1024.0, growth, bound, memory_ok ? "flat" : "GREW", rss.size());
   }
   const bool ok = errors == 0 && sample_failures == 0 && memory_ok && calls > 0;
   std::printf("soak: %s (unexpected errors %lld)\n", ok ? "PASS" : "FAIL",

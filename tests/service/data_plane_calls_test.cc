@@ -16,8 +16,8 @@
 namespace sealbox::server {
 namespace {
 
-using ::testing::HasSubstr;
 using crypto::Crc32c;
+using ::testing::HasSubstr;
 
 class DataPlaneCallsTest : public service_testing::ServiceTest {
  protected:
@@ -109,8 +109,7 @@ TEST_F(DataPlaneCallsTest, ChecksumsAreVerifiedAndReturned) {
   v1::RewrapResponse rewrapped;
   EXPECT_THAT(crypto_->Rewrap(As("alpha").get(), rewrap, &rewrapped).error_message(),
               HasSubstr("checksum mismatch: associated_data_crc32c"));
-  EXPECT_EQ(Metric("sealbox_decryption_failures_total"),
-            "sealbox_decryption_failures_total 0");
+  EXPECT_EQ(Metric("sealbox_decryption_failures_total"), "sealbox_decryption_failures_total 0");
   rewrap.mutable_associated_data_crc32c()->set_value(Crc32c(aad));
   ASSERT_TRUE(crypto_->Rewrap(As("alpha").get(), rewrap, &rewrapped).ok());
   EXPECT_EQ(rewrapped.ciphertext_crc32c(), Crc32c(rewrapped.ciphertext()));
@@ -176,8 +175,7 @@ TEST_F(DataPlaneCallsTest, EveryBatchItemGetsItsOwnAnswer) {
   EXPECT_EQ(opened.results(4).error().code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(opened.results(5).opened().plaintext(), "two");
   // Each failed item counts against its key, as a unary Open does.
-  EXPECT_EQ(Metric("sealbox_decryption_failures_total"),
-            "sealbox_decryption_failures_total 2");
+  EXPECT_EQ(Metric("sealbox_decryption_failures_total"), "sealbox_decryption_failures_total 2");
 
   Rotate();
   v1::RewrapBatchRequest rewrap;
@@ -195,9 +193,8 @@ TEST_F(DataPlaneCallsTest, EveryBatchItemGetsItsOwnAnswer) {
   EXPECT_EQ(rewrapped.results(0).rewrapped().previous_key_version(), 2u);
   EXPECT_EQ(rewrapped.results(1).error().reason(), v1::DECRYPTION_FAILED);
   v1::OpenResponse reopened;
-  ASSERT_TRUE(Open("alpha", "default", rewrapped.results(0).rewrapped().ciphertext(), "a",
-                   &reopened)
-                  .ok());
+  ASSERT_TRUE(
+      Open("alpha", "default", rewrapped.results(0).rewrapped().ciphertext(), "a", &reopened).ok());
   EXPECT_EQ(reopened.plaintext(), "one");
   // A batch answers for the caller's own tenant only.
   v1::OpenBatchResponse as_beta;
@@ -275,17 +272,15 @@ TEST_F(DataPlaneCallsTest, DataKeysOpenWithOpenAndFollowRotationsThroughRewrap) 
   v1::OpenResponse opened;
   ASSERT_TRUE(Open("alpha", "default", first.ciphertext(), "bucket/object-1", &opened).ok());
   EXPECT_EQ(opened.plaintext(), first.plaintext());
-  EXPECT_EQ(Open("alpha", "default", first.ciphertext(), "bucket/object-2", &opened)
-                .error_message(),
-            "decryption failed");
+  EXPECT_EQ(
+      Open("alpha", "default", first.ciphertext(), "bucket/object-2", &opened).error_message(),
+      "decryption failed");
 
   Rotate();
   v1::RewrapResponse rewrapped;
-  ASSERT_TRUE(
-      Rewrap("alpha", "default", first.ciphertext(), "bucket/object-1", &rewrapped).ok());
+  ASSERT_TRUE(Rewrap("alpha", "default", first.ciphertext(), "bucket/object-1", &rewrapped).ok());
   EXPECT_EQ(rewrapped.key_version(), 2u);
-  ASSERT_TRUE(
-      Open("alpha", "default", rewrapped.ciphertext(), "bucket/object-1", &opened).ok());
+  ASSERT_TRUE(Open("alpha", "default", rewrapped.ciphertext(), "bucket/object-1", &opened).ok());
   EXPECT_EQ(opened.plaintext(), first.plaintext());
 
   // Sealed only: no plaintext comes back, and the sealed key still opens.
@@ -296,8 +291,7 @@ TEST_F(DataPlaneCallsTest, DataKeysOpenWithOpenAndFollowRotationsThroughRewrap) 
   EXPECT_TRUE(sealed_only.plaintext().empty());
   EXPECT_EQ(sealed_only.plaintext_crc32c(), 0u);
   EXPECT_EQ(sealed_only.key_version(), 2u);
-  ASSERT_TRUE(
-      Open("alpha", "default", sealed_only.ciphertext(), "bucket/object-1", &opened).ok());
+  ASSERT_TRUE(Open("alpha", "default", sealed_only.ciphertext(), "bucket/object-1", &opened).ok());
   EXPECT_EQ(opened.plaintext().size(), 16u);
 
   request.set_data_key_bytes(24);

@@ -93,9 +93,8 @@ class ServiceTest : public ::testing::Test {
     return ((*admin_).*method)(&context, request, response);
   }
 
-  grpc::Status Seal(const std::string& tenant, const std::string& key,
-                    const std::string& plaintext, const std::string& aad,
-                    v1::SealResponse* response) {
+  grpc::Status Seal(const std::string& tenant, const std::string& key, const std::string& plaintext,
+                    const std::string& aad, v1::SealResponse* response) {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     v1::SealRequest request;
@@ -119,11 +118,9 @@ class ServiceTest : public ::testing::Test {
 
   // Seals `plaintext` as a stream sent in `chunk`-byte messages; returns the
   // concatenated ciphertext.
-  grpc::Status SealStream(const std::string& tenant, const std::string& plaintext,
-                          size_t chunk, std::string* ciphertext,
-                          uint32_t segment_size = 4096,
-                          const std::string& key = "default",
-                          const std::string& aad = "") {
+  grpc::Status SealStream(const std::string& tenant, const std::string& plaintext, size_t chunk,
+                          std::string* ciphertext, uint32_t segment_size = 4096,
+                          const std::string& key = "default", const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
     auto stream = crypto_->SealStream(&context);
@@ -147,9 +144,8 @@ class ServiceTest : public ::testing::Test {
     return stream->Finish();
   }
 
-  grpc::Status OpenStream(const std::string& tenant, const std::string& ciphertext,
-                          size_t chunk, std::string* plaintext,
-                          const std::string& key = "default",
+  grpc::Status OpenStream(const std::string& tenant, const std::string& ciphertext, size_t chunk,
+                          std::string* plaintext, const std::string& key = "default",
                           const std::string& aad = "") {
     grpc::ClientContext context;
     context.AddMetadata("authorization", "Bearer " + tokens_[tenant]);
@@ -186,8 +182,7 @@ class ServiceTest : public ::testing::Test {
   // What each data-plane call answers alpha for `key` and `aad`, with a good
   // ciphertext of alpha's "default" key (unary, then stream) to open: Seal, Open,
   // Rewrap, SealStream, OpenStream in that order.
-  std::vector<grpc::Status> EveryDataPlaneCall(const std::string& key,
-                                               const std::string& aad) {
+  std::vector<grpc::Status> EveryDataPlaneCall(const std::string& key, const std::string& aad) {
     v1::SealResponse sealed;
     EXPECT_TRUE(Seal("alpha", "default", "x", "", &sealed).ok());
     std::string stream_ciphertext, out;

@@ -21,11 +21,11 @@
 namespace sealbox::server {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using service_testing::kAdminToken;
 using service_testing::RandomString;
 using service_testing::ServiceTest;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST_F(ServiceTest, SealOpenRoundTrip) {
   for (size_t size : {0, 1, 100, 64 * 1024}) {
@@ -80,10 +80,8 @@ TEST_F(ServiceTest, TenantsAreIsolated) {
   v1::Key created;
   ASSERT_TRUE(AdminCall(&v1::Admin::Stub::CreateKey, key, &created).ok());
   v1::SealResponse other;
-  EXPECT_EQ(Seal("beta", "alpha-only", "x", "", &other).error_code(),
-            grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(Seal("beta", "no-such-key", "x", "", &other).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Seal("beta", "alpha-only", "x", "", &other).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Seal("beta", "no-such-key", "x", "", &other).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(ServiceTest, Authentication) {
@@ -110,8 +108,7 @@ TEST_F(ServiceTest, Authentication) {
   // Tenant tokens cannot use the admin plane.
   v1::ListTenantsRequest list;
   v1::ListTenantsResponse tenants;
-  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListTenants, list, &tenants, tokens_["alpha"])
-                .error_code(),
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListTenants, list, &tenants, tokens_["alpha"]).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   // Revoked tokens stop working.
   v1::RevokeTokenRequest revoke;
@@ -127,15 +124,18 @@ TEST_F(ServiceTest, Authentication) {
 // echoes a name it refused: a NUL, a newline or 64 KiB of junk never reaches a
 // client's message (or a log line built from it).
 TEST_F(ServiceTest, KeyNamesAreValidatedAndNeverEchoed) {
-  const std::vector<std::string> bad = {
-      "", "a b", "a/b", "bad\nname", std::string("nul\0name", 8), std::string(65, 'k'),
-      std::string(64 * 1024, 'j') + "\r\n"};
+  const std::vector<std::string> bad = {"",
+                                        "a b",
+                                        "a/b",
+                                        "bad\nname",
+                                        std::string("nul\0name", 8),
+                                        std::string(65, 'k'),
+                                        std::string(64 * 1024, 'j') + "\r\n"};
   for (const std::string& key : bad) {
     std::vector<grpc::Status> statuses = EveryDataPlaneCall(key, "");
     for (size_t i = 0; i < statuses.size(); ++i) {
       EXPECT_EQ(statuses[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
-      EXPECT_EQ(statuses[i].error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]")
-          << i;
+      EXPECT_EQ(statuses[i].error_message(), "key name must be 1-64 of [A-Za-z0-9_.-]") << i;
     }
   }
   // Valid names are fine to echo: they are what a tenant named.
@@ -151,8 +151,7 @@ TEST_F(ServiceTest, KeyNamesAreValidatedAndNeverEchoed) {
   v1::Tenant created;
   grpc::Status s = AdminCall(&v1::Admin::Stub::CreateTenant, tenant, &created);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(),
-            "tenant name must be 1-64 of [a-z0-9_-], starting with a letter");
+  EXPECT_EQ(s.error_message(), "tenant name must be 1-64 of [a-z0-9_-], starting with a letter");
   v1::CreateKeyRequest key;
   key.set_tenant("alpha");
   key.set_key(nasty);
@@ -178,13 +177,11 @@ TEST_F(ServiceTest, AssociatedDataIsBounded) {
         << status.error_message();
   }
   std::string sealed_stream, opened;
-  ASSERT_TRUE(SealStream("alpha", "data", 10, &sealed_stream, 4096, "default", at_limit)
-                  .ok());
+  ASSERT_TRUE(SealStream("alpha", "data", 10, &sealed_stream, 4096, "default", at_limit).ok());
   ASSERT_TRUE(OpenStream("alpha", sealed_stream, 100, &opened, "default", at_limit).ok());
   EXPECT_EQ(opened, "data");
 
-  const std::vector<grpc::Status> over =
-      EveryDataPlaneCall("default", at_limit + "b");
+  const std::vector<grpc::Status> over = EveryDataPlaneCall("default", at_limit + "b");
   for (size_t i = 0; i < over.size(); ++i) {
     EXPECT_EQ(over[i].error_code(), grpc::StatusCode::INVALID_ARGUMENT) << i;
     EXPECT_EQ(over[i].error_message(),
@@ -195,8 +192,7 @@ TEST_F(ServiceTest, AssociatedDataIsBounded) {
 
 TEST_F(ServiceTest, OversizedUnaryIsRefused) {
   v1::SealResponse sealed;
-  EXPECT_EQ(Seal("alpha", "default", std::string(64 * 1024 + 1, 'x'), "", &sealed)
-                .error_code(),
+  EXPECT_EQ(Seal("alpha", "default", std::string(64 * 1024 + 1, 'x'), "", &sealed).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
@@ -352,8 +348,7 @@ TEST_F(ServiceTest, StreamsThatEndEarly) {
     }
     EXPECT_EQ(responses, 0) << method;
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
-    EXPECT_EQ(status.error_message(), "the stream ended before its start message")
-        << method;
+    EXPECT_EQ(status.error_message(), "the stream ended before its start message") << method;
     // Only a failed decryption carries the reason.
     EXPECT_FALSE(v1::HasReason(status, v1::DECRYPTION_FAILED)) << method;
     // Counted (and audited) before the client heard the outcome, as a unary call is:
@@ -411,8 +406,8 @@ TEST_F(ServiceTest, TruncatedStreamFails) {
   std::string plaintext = RandomString(20000);
   std::string ciphertext;
   ASSERT_TRUE(SealStream("alpha", plaintext, 3000, &ciphertext).ok());
-  for (size_t cut : {size_t{0}, size_t{10}, size_t{48}, size_t{48 + 4096 + 16},
-                     ciphertext.size() - 1}) {
+  for (size_t cut :
+       {size_t{0}, size_t{10}, size_t{48}, size_t{48 + 4096 + 16}, ciphertext.size() - 1}) {
     std::string opened;
     grpc::Status status = OpenStream("alpha", ciphertext.substr(0, cut), 5000, &opened);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << cut;
@@ -438,8 +433,7 @@ TEST_F(ServiceTest, AForgeryMetWhileAnAnswerIsOutIsCountedAndEndsTheCall) {
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
   args.SetMaxReceiveMessageSize(8 << 20);
   auto crypto = v1::Crypto::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials(),
-      args));
+      absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);
   auto stream = crypto->OpenStream(&context);
@@ -452,8 +446,7 @@ TEST_F(ServiceTest, AForgeryMetWhileAnAnswerIsOutIsCountedAndEndsTheCall) {
   }
   const std::string counted =
       "sealbox_key_decryption_failures_total{tenant=\"alpha\",key=\"default\"} 1";
-  for (int i = 0; i < 250 && server_->RenderMetrics().find(counted) == std::string::npos;
-       ++i) {
+  for (int i = 0; i < 250 && server_->RenderMetrics().find(counted) == std::string::npos; ++i) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   EXPECT_THAT(server_->RenderMetrics(), HasSubstr(counted));
@@ -547,27 +540,24 @@ TEST_F(ServiceTest, AdminPlaneRefusesTenantTokens) {
   v1::Tenant tenant;
   v1::CreateTenantRequest create;
   create.set_name("gamma");
-  EXPECT_EQ(AdminCall(&v1::Admin::Stub::CreateTenant, create, &tenant, tokens_["alpha"])
-                .error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(
+      AdminCall(&v1::Admin::Stub::CreateTenant, create, &tenant, tokens_["alpha"]).error_code(),
+      grpc::StatusCode::PERMISSION_DENIED);
   v1::IssueTokenRequest issue;
   issue.set_tenant("alpha");
   v1::IssueTokenResponse issued;
-  EXPECT_EQ(AdminCall(&v1::Admin::Stub::IssueToken, issue, &issued, tokens_["alpha"])
-                .error_code(),
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::IssueToken, issue, &issued, tokens_["alpha"]).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   v1::KeyRef rotate;
   rotate.set_tenant("alpha");
   rotate.set_key("default");
   v1::Key key;
-  EXPECT_EQ(AdminCall(&v1::Admin::Stub::RotateKey, rotate, &key, tokens_["beta"])
-                .error_code(),
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::RotateKey, rotate, &key, tokens_["beta"]).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   v1::ListKeysRequest list;
   list.set_tenant("alpha");
   v1::ListKeysResponse keys;
-  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListKeys, list, &keys, tokens_["alpha"])
-                .error_code(),
+  EXPECT_EQ(AdminCall(&v1::Admin::Stub::ListKeys, list, &keys, tokens_["alpha"]).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_THAT(server_->RenderMetrics(),
               HasSubstr("sealbox_auth_failures_total{plane=\"admin\",reason=\"wrong_plane\"} 4"));
@@ -679,8 +669,9 @@ TEST_F(LimitedServiceTest, KeysThatFailTooOftenStopOpeningUntilRotated) {
   EXPECT_TRUE(Open("beta", "default", beta_sealed.ciphertext(), "", &opened).ok());
   const std::string metrics = server_->RenderMetrics();
   EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_failures_total 3"));
-  EXPECT_THAT(metrics, HasSubstr(
-      "sealbox_key_decryption_failures_total{tenant=\"alpha\",key=\"default\"} 3"));
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("sealbox_key_decryption_failures_total{tenant=\"alpha\",key=\"default\"} 3"));
   EXPECT_THAT(metrics, HasSubstr("sealbox_decryption_refused_total 2"));
   // Rotation starts a fresh count; old versions open again.
   v1::KeyRef rotate;
@@ -726,8 +717,7 @@ TEST_F(LimitedServiceTest, StalledStreamIsEndedAndItsSlotFreed) {
 TEST_F(LimitedServiceTest, StreamsBeyondTheLimitAreRefusedAndAnEndedOneFreesItsSlot) {
   struct Open {
     grpc::ClientContext context;
-    std::unique_ptr<grpc::ClientReaderWriter<v1::SealStreamRequest, v1::SealStreamResponse>>
-        stream;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::SealStreamRequest, v1::SealStreamResponse>> stream;
   };
   auto start = [&](Open& open) {
     open.context.AddMetadata("authorization", "Bearer " + tokens_["alpha"]);

@@ -15,9 +15,9 @@
 namespace sealbox::server {
 namespace {
 
+using service_testing::ServiceTest;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using service_testing::ServiceTest;
 
 class StalenessTest : public ServiceTest {
  protected:

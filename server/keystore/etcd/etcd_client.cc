@@ -23,7 +23,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view w
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read the ", what, " ", path));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat("the ", what, " ", path, " is empty"));
+  if (text.empty())
+    return absl::InvalidArgumentError(absl::StrCat("the ", what, " ", path, " is empty"));
   return text;
 }
 
@@ -171,8 +172,7 @@ class EtcdClient::Prober {
     // Any answer but "down" means the member is there and reachable: a refused
     // token is the heartbeat's to mend.
     const grpc::Status& status = attempt->status;
-    if (answer_ == nullptr && !key_.empty() &&
-        status.error_code() != grpc::StatusCode::CANCELLED &&
+    if (answer_ == nullptr && !key_.empty() && status.error_code() != grpc::StatusCode::CANCELLED &&
         !EndpointDown(status)) {
       answer_endpoint_ = attempt->endpoint;
       answer_ = attempt->connection;
@@ -214,9 +214,8 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions optio
   }
   const bool has_password = !options.password.empty() || !options.password_file.empty();
   if (options.user.empty() == has_password) {
-    return absl::InvalidArgumentError(
-        options.user.empty() ? "an etcd password needs an etcd user"
-                             : "an etcd user needs a password");
+    return absl::InvalidArgumentError(options.user.empty() ? "an etcd password needs an etcd user"
+                                                           : "an etcd user needs a password");
   }
   std::unique_ptr<EtcdClient> client(new EtcdClient(std::move(options)));
   const EtcdOptions& o = client->options_;
@@ -246,8 +245,8 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(EtcdOptions optio
           o.key_file, o.cert_file, o.ca_file, interval);
       tls_options.watch_identity_key_cert_pairs();
     } else if (!o.ca_file.empty()) {
-      files = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-          o.ca_file, interval);
+      files =
+          std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(o.ca_file, interval);
     }
     if (files != nullptr) tls_options.set_certificate_provider(files);
     // Without a CA file: the system's roots.
@@ -273,12 +272,11 @@ EtcdClient::EtcdClient(EtcdOptions options)
 
 EtcdClient::~EtcdClient() = default;
 
-std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(
-    size_t endpoint, bool own_pool, absl::Duration connect_timeout) const {
+std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(size_t endpoint, bool own_pool,
+                                                            absl::Duration connect_timeout) const {
   auto connection = std::make_shared<Connection>();
-  connection->channel =
-      grpc::CreateCustomChannel(endpoints_[endpoint]->address, credentials_,
-                                ChannelArgs(own_pool, connect_timeout));
+  connection->channel = grpc::CreateCustomChannel(endpoints_[endpoint]->address, credentials_,
+                                                  ChannelArgs(own_pool, connect_timeout));
   connection->kv = etcdserverpb::KV::NewStub(connection->channel);
   connection->watch = etcdserverpb::Watch::NewStub(connection->channel);
   connection->auth = etcdserverpb::Auth::NewStub(connection->channel);
@@ -321,8 +319,8 @@ bool EtcdClient::TokenExpired(const grpc::Status& status) {
 // (a refused login or permission, a request too large) is FAILED_PRECONDITION, a
 // problem of configuration that retrying does not fix.
 absl::Status EtcdClient::FromGrpc(const grpc::Status& status, size_t endpoint) const {
-  const std::string message = absl::StrCat("etcd at ", endpoints_[endpoint]->address,
-                                           ": ", status.error_message());
+  const std::string message =
+      absl::StrCat("etcd at ", endpoints_[endpoint]->address, ": ", status.error_message());
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return absl::OkStatus();
@@ -370,8 +368,7 @@ absl::Status EtcdClient::Authenticate(size_t endpoint, const std::string& stale_
   request.set_password(*password);
   crypto::SecureWipe(password->data(), password->size());
   etcdserverpb::AuthenticateResponse response;
-  grpc::Status status =
-      ConnectionOf(endpoint)->auth->Authenticate(&context, request, &response);
+  grpc::Status status = ConnectionOf(endpoint)->auth->Authenticate(&context, request, &response);
   std::string& sent = *request.mutable_password();
   crypto::SecureWipe(sent.data(), sent.size());
   if (!status.ok()) return FromGrpc(status, endpoint);
@@ -384,8 +381,8 @@ std::string EtcdClient::Token() {
   return token_;
 }
 
-absl::Status EtcdClient::Prepare(grpc::ClientContext& context, size_t endpoint,
-                                 bool stream, absl::Duration timeout) {
+absl::Status EtcdClient::Prepare(grpc::ClientContext& context, size_t endpoint, bool stream,
+                                 absl::Duration timeout) {
   if (!stream) context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   if (options_.user.empty()) return absl::OkStatus();
   std::string token = Token();
@@ -405,8 +402,7 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
     const size_t endpoint = (first + i) % endpoints_.size();
     for (int login = 0; login < 2; ++login) {
       grpc::ClientContext context;
-      if (absl::Status s = Prepare(context, endpoint, false, options_.request_timeout);
-          !s.ok()) {
+      if (absl::Status s = Prepare(context, endpoint, false, options_.request_timeout); !s.ok()) {
         last = s;
         break;
       }
@@ -448,13 +444,12 @@ absl::StatusOr<int64_t> EtcdClient::CurrentRevision(const std::string& key,
   return absl::UnavailableError("etcd: no login");
 }
 
-absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
-    const etcdserverpb::TxnRequest& request) {
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnRequest& request) {
   return Txn(request, options_.request_timeout);
 }
 
-absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
-    const etcdserverpb::TxnRequest& request, absl::Duration timeout) {
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnRequest& request,
+                                                          absl::Duration timeout) {
   const size_t endpoint = current_.load();
   for (int login = 0; login < 2; ++login) {
     grpc::ClientContext context;
@@ -481,8 +476,7 @@ absl::StatusOr<EtcdClient::WatchStream> EtcdClient::Watch(grpc::ClientContext* c
   WatchStream watch;
   watch.endpoint = current_.load();
   watch.connection = ConnectionOf(watch.endpoint);
-  if (absl::Status s = Prepare(*context, watch.endpoint, true, absl::ZeroDuration());
-      !s.ok()) {
+  if (absl::Status s = Prepare(*context, watch.endpoint, true, absl::ZeroDuration()); !s.ok()) {
     return s;
   }
   // A member cut off from the cluster's leader ends the stream, rather than
@@ -503,8 +497,7 @@ void EtcdClient::EndpointFailed(size_t endpoint, const Connection* connection) {
   current_.compare_exchange_strong(expected, (endpoint + 1) % endpoints_.size());
 }
 
-std::optional<size_t> EtcdClient::FindAnsweringMember(const std::string& key,
-                                                      absl::Duration within,
+std::optional<size_t> EtcdClient::FindAnsweringMember(const std::string& key, absl::Duration within,
                                                       const absl::Notification& stop) {
   absl::MutexLock lock(&prober_mu_);
   prober_->Begin(key);

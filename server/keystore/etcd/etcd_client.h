@@ -83,8 +83,8 @@ class EtcdClient {
   // stream.
   struct WatchStream {
     std::shared_ptr<const Connection> connection;  // kept while the stream lives
-    std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest,
-                                             etcdserverpb::WatchResponse>>
+    std::unique_ptr<
+        grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>>
         stream;
     size_t endpoint = 0;
   };

@@ -119,15 +119,13 @@ class EtcdStorage::Transaction : public StorageTransaction {
   std::map<std::string, int64_t> read_;
 };
 
-absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(
-    EtcdStorageOptions options) {
+absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(EtcdStorageOptions options) {
   if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
   if (options.prefix.empty()) return absl::InvalidArgumentError("the etcd prefix is empty");
   if (options.page_size < 1) options.page_size = 1;
   auto client = EtcdClient::Create(options.etcd);
   if (!client.ok()) return client.status();
-  return std::unique_ptr<EtcdStorage>(
-      new EtcdStorage(std::move(options), *std::move(client)));
+  return std::unique_ptr<EtcdStorage>(new EtcdStorage(std::move(options), *std::move(client)));
 }
 
 EtcdStorage::EtcdStorage(EtcdStorageOptions options, std::unique_ptr<EtcdClient> client)
@@ -140,8 +138,8 @@ std::string EtcdStorage::Describe() const {
 }
 
 absl::Status EtcdStorage::NoKeystore() const {
-  return absl::NotFoundError(absl::StrCat(
-      "there is no ", Describe(), " (start one server with --init to create it)"));
+  return absl::NotFoundError(
+      absl::StrCat("there is no ", Describe(), " (start one server with --init to create it)"));
 }
 
 absl::Status EtcdStorage::DifferentKek() const {
@@ -150,8 +148,7 @@ absl::Status EtcdStorage::DifferentKek() const {
 }
 
 const Kek& EtcdStorage::KekFor(absl::string_view value) const {
-  if (options_.previous_kek.has_value() &&
-      RecordWrittenWithKek(*options_.previous_kek, value)) {
+  if (options_.previous_kek.has_value() && RecordWrittenWithKek(*options_.previous_kek, value)) {
     return *options_.previous_kek;
   }
   return *options_.kek;  // or neither: opening then says "a different KEK"
@@ -168,8 +165,8 @@ absl::StatusOr<std::string> EtcdStorage::Seal(const std::string& key,
   return value;
 }
 
-absl::StatusOr<internal::Record> EtcdStorage::Decode(
-    const mvccpb::KeyValue& kv, const std::optional<RecordName>& name) const {
+absl::StatusOr<internal::Record> EtcdStorage::Decode(const mvccpb::KeyValue& kv,
+                                                     const std::optional<RecordName>& name) const {
   auto record = OpenRecord(KekFor(kv.value()), kv.key(), kv.value());
   if (!record.ok()) return record.status();
   // The AAD already binds the value to its etcd key; this checks that what it holds
@@ -179,8 +176,8 @@ absl::StatusOr<internal::Record> EtcdStorage::Decode(
                          : record->has_keystore();
   if (!right) {
     WipeRecord(*record);
-    return absl::DataLossError(absl::StrCat(
-        "etcd record ", kv.key(), " is damaged, or was moved there from another name"));
+    return absl::DataLossError(absl::StrCat("etcd record ", kv.key(),
+                                            " is damaged, or was moved there from another name"));
   }
   return record;
 }
@@ -218,10 +215,10 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
       marker = Get(layout_.Marker());
       if (!marker.ok()) return marker.status();
       if (!marker->has_value()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "etcd prefix ", layout_.prefix(), " holds ", *count,
-            " keys but no sealbox keystore; refusing to create one there (choose "
-            "another --etcd-prefix, or delete them)"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("etcd prefix ", layout_.prefix(), " holds ", *count,
+                         " keys but no sealbox keystore; refusing to create one there (choose "
+                         "another --etcd-prefix, or delete them)"));
       }
     }
   }
@@ -305,8 +302,8 @@ absl::StatusOr<bool> EtcdStorage::Rewrap() {
     if (absl::Status s = flush(); !s.ok()) return s;
     if (!lost_a_race) return rewrapped;
   }
-  return absl::AbortedError(absl::StrCat("rewrapping the ", Describe(),
-                                         " kept racing other writers; start again"));
+  return absl::AbortedError(
+      absl::StrCat("rewrapping the ", Describe(), " kept racing other writers; start again"));
 }
 
 absl::StatusOr<KeystoreContents> EtcdStorage::Load() {
@@ -392,17 +389,17 @@ absl::StatusOr<uint64_t> EtcdStorage::Commit(const TxnRequest& txn,
       // fail. What it wrote tells: our (random) value there means it did.
       auto now = Get(written->key);
       if (!now.ok()) return now.status();
-      if (written->value.has_value() && now->has_value() &&
-          (*now)->value() == *written->value) {
+      if (written->value.has_value() && now->has_value() && (*now)->value() == *written->value) {
         return (*now)->mod_revision();
       }
       if (!written->value.has_value() && !now->has_value()) {
         return response->header().revision();  // deleted, whoever did it
       }
-      return absl::UnavailableError(absl::StrCat(
-          "the ", Describe(), " stopped answering while the change was committed, and "
-          "the record changed since: the change may or may not have been made; look "
-          "before trying again"));
+      return absl::UnavailableError(
+          absl::StrCat("the ", Describe(),
+                       " stopped answering while the change was committed, and "
+                       "the record changed since: the change may or may not have been made; look "
+                       "before trying again"));
     }
     last = response.status();
     if (!absl::IsUnavailable(last)) return last;
@@ -410,18 +407,18 @@ absl::StatusOr<uint64_t> EtcdStorage::Commit(const TxnRequest& txn,
     if (stopping_.WaitForNotificationWithTimeout(backoff)) break;
     backoff *= 2;
   }
-  return absl::UnavailableError(absl::StrCat(
-      "the ", Describe(), " is unreachable (", last.message(),
-      "); the change may or may not have been made"));
+  return absl::UnavailableError(absl::StrCat("the ", Describe(), " is unreachable (",
+                                             last.message(),
+                                             "); the change may or may not have been made"));
 }
 
 absl::Status EtcdStorage::Import(const KeystoreContents& contents) {
   auto count = CountUnderPrefix();
   if (!count.ok()) return count.status();
   if (*count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "etcd prefix ", layout_.prefix(), " is not empty (", *count,
-        " keys); a keystore is only copied into an empty prefix"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("etcd prefix ", layout_.prefix(), " is not empty (", *count,
+                     " keys); a keystore is only copied into an empty prefix"));
   }
   // Each batch is conditioned on there being no keystore yet, so a server started
   // with --init meanwhile stops the copy instead of being mixed into it.
@@ -483,9 +480,8 @@ void EtcdStorage::Deliver(std::vector<RecordChange> changes, uint64_t revision) 
 
 bool EtcdStorage::WaitDelivered(uint64_t revision, absl::Duration patience) {
   absl::MutexLock lock(&deliver_mu_);
-  auto reached = [this, revision]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_) {
-    return delivered_ >= revision;
-  };
+  auto reached = [this, revision]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_) { return delivered_ >= revision; };
   return deliver_mu_.AwaitWithTimeout(absl::Condition(&reached), patience);
 }
 
@@ -606,9 +602,9 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
     etcdserverpb::WatchResponse response;
     while (watch->stream->Read(&response)) {
       if (response.compact_revision() > 0) {
-        ended = absl::OutOfRangeError(absl::StrCat(
-            "the watch's revision ", from, " was compacted (etcd keeps from ",
-            response.compact_revision(), ")"));
+        ended = absl::OutOfRangeError(absl::StrCat("the watch's revision ", from,
+                                                   " was compacted (etcd keeps from ",
+                                                   response.compact_revision(), ")"));
         context->TryCancel();
         break;
       }
@@ -698,13 +694,12 @@ void EtcdStorage::WatchLoop() {
 
 absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point began) {
   // At or after every revision committed before `began`.
-  absl::StatusOr<int64_t> revision =
-      client_->CurrentRevision(layout_.Marker(), ReadTimeout());
+  absl::StatusOr<int64_t> revision = client_->CurrentRevision(layout_.Marker(), ReadTimeout());
   if (!revision.ok()) return revision.status();
   // A moving average of what reads take, a new one weighing a quarter.
-  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - began)
-                           .count();
+  const int64_t took =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
+          .count();
   read_nanos_.store((3 * read_nanos_.load() + took) / 4);
   if (!WaitDelivered(static_cast<uint64_t>(*revision), kWatchLag)) {
     // Either the newest revision is another writer's (the watch sees only our
@@ -733,9 +728,8 @@ absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point beg
 void EtcdStorage::CatchUpAfterOutage() {
   absl::StatusOr<int64_t> records = CountUnderPrefix();
   if (records.ok() && *records <= kRelistAtMost) {
-    absl::Status relisted = ResumeWatchFromNow()
-                                ? Relist()
-                                : absl::UnavailableError("the watch did not resume");
+    absl::Status relisted =
+        ResumeWatchFromNow() ? Relist() : absl::UnavailableError("the watch did not resume");
     if (relisted.ok()) return;
     Log("keystore_relist_failed", "warning")
         .Add("store", Describe())
@@ -788,8 +782,7 @@ bool EtcdStorage::ResumeWatchFromNow() {
   auto resumed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stream_mu_) {
     return resumed_at_ > 0 || stopping_.HasBeenNotified();
   };
-  return stream_mu_.AwaitWithTimeout(absl::Condition(&resumed), ReadTimeout()) &&
-         resumed_at_ > 0;
+  return stream_mu_.AwaitWithTimeout(absl::Condition(&resumed), ReadTimeout()) && resumed_at_ > 0;
 }
 
 absl::Duration EtcdStorage::ReadTimeout() const {
@@ -806,8 +799,7 @@ void EtcdStorage::HeartbeatLoop() {
       if (failures > 0) SetReachable(true, "");
       failures = 0;
       client_->TidyProbes();
-      const absl::Duration spent =
-          absl::FromChrono(std::chrono::steady_clock::now() - began);
+      const absl::Duration spent = absl::FromChrono(std::chrono::steady_clock::now() - began);
       if (stopping_.WaitForNotificationWithTimeout(options_.heartbeat - spent)) break;
       continue;
     }

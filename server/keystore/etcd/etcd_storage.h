@@ -100,8 +100,7 @@ class EtcdStorage : public KeystoreStorage {
   const Kek& KekFor(absl::string_view value) const;
   absl::Status NoKeystore() const;
   absl::Status DifferentKek() const;
-  absl::StatusOr<std::string> Seal(const std::string& key,
-                                   const internal::Record& record) const;
+  absl::StatusOr<std::string> Seal(const std::string& key, const internal::Record& record) const;
   // Commits a Txn: its revision, ABORTED when a compare failed, UNAVAILABLE when etcd
   // did not answer (saying whether the change may have been made).
   absl::StatusOr<uint64_t> Commit(const etcdserverpb::TxnRequest& txn,
@@ -145,8 +144,7 @@ class EtcdStorage : public KeystoreStorage {
   uint64_t delivered_ ABSL_GUARDED_BY(deliver_mu_) = 0;
   // While a stream from now waits for its relist: what it delivered meanwhile.
   bool holding_ ABSL_GUARDED_BY(deliver_mu_) = false;
-  std::vector<std::pair<std::vector<RecordChange>, uint64_t>> held_
-      ABSL_GUARDED_BY(deliver_mu_);
+  std::vector<std::pair<std::vector<RecordChange>, uint64_t>> held_ ABSL_GUARDED_BY(deliver_mu_);
 
   absl::Mutex stream_mu_;
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(stream_mu_) = nullptr;

@@ -22,10 +22,10 @@ namespace sealbox::server::etcd {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::SizeIs;
 using testing::EtcdCluster;
+using ::testing::HasSubstr;
 using testing::RandomKek;
+using ::testing::SizeIs;
 
 // Raw access to the etcd a test runs against, to look at and tamper with it.
 class RawEtcd {
@@ -210,18 +210,18 @@ TEST_F(EtcdStorageTest, AValueMovedOrTruncatedIsRefusedNamingTheRecord) {
     std::string key, value, named;
   };
   for (const Tamper& t : std::vector<Tamper>{
-           {b, good[a], b},                                 // another name
-           {stolen, good[a], stolen},                        // another tenant
-           {a, good[a].substr(0, good[a].size() - 1), a},    // truncated
-           {a, good[a].substr(0, 20), a},                    // header cut short
-           {a, "", a},                                       // empty
+           {b, good[a], b},                                // another name
+           {stolen, good[a], stolen},                      // another tenant
+           {a, good[a].substr(0, good[a].size() - 1), a},  // truncated
+           {a, good[a].substr(0, 20), a},                  // header cut short
+           {a, "", a},                                     // empty
        }) {
     raw_->Put(t.key, t.value);
     auto ks = Open(Options(), /*create=*/false);
     EXPECT_TRUE(absl::IsDataLoss(ks.status())) << ks.status();
-    EXPECT_EQ(ks.status().message(),
-              absl::StrCat("etcd record ", t.named,
-                           " is damaged, or was moved there from another name"));
+    EXPECT_EQ(
+        ks.status().message(),
+        absl::StrCat("etcd record ", t.named, " is damaged, or was moved there from another name"));
     raw_->Put(a, good[a]);
     raw_->Put(b, good[b]);
     raw_->Delete(stolen);
@@ -309,12 +309,11 @@ TEST_F(EtcdStorageTest, ChangesArriveByWatchInCommitOrder) {
   ASSERT_TRUE(a->CreateTenant("acme").ok());
   ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE(a->DeleteTenant("acme").ok());
-  ASSERT_TRUE(listener.WaitFor([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) {
-    return listener.applied_.size() >= 4;
-  }));
+  ASSERT_TRUE(listener.WaitFor(
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) { return listener.applied_.size() >= 4; }));
   absl::MutexLock lock(&listener.mu_);
-  EXPECT_THAT(listener.applied_, ElementsAre("tenant acme", "key acme/k", "tenant acme",
-                                             "key acme/k"));
+  EXPECT_THAT(listener.applied_,
+              ElementsAre("tenant acme", "key acme/k", "tenant acme", "key acme/k"));
   EXPECT_EQ(listener.revision_, a->snapshot()->generation());
   EXPECT_TRUE(listener.reloads_.empty());
 }
@@ -332,9 +331,8 @@ TEST_F(EtcdStorageTest, ACompactedWatchReloadsEverything) {
   ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   raw_->Compact(static_cast<int64_t>(a->snapshot()->generation()));
   (*storage)->Follow(contents->generation, &listener);
-  ASSERT_TRUE(listener.WaitFor([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) {
-    return !listener.reloads_.empty();
-  }));
+  ASSERT_TRUE(listener.WaitFor(
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) { return !listener.reloads_.empty(); }));
   absl::MutexLock lock(&listener.mu_);
   EXPECT_GE(listener.reloads_[0], a->snapshot()->generation());
   EXPECT_TRUE(listener.applied_.empty());
@@ -371,8 +369,7 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   ASSERT_TRUE((*a)->Writable().ok());
   auto rotated = (*a)->RotateKey("acme", "k");
   ASSERT_TRUE(rotated.ok()) << rotated.status();
-  while ((*b)->snapshot()->FindKey("acme", "k")->primary_version != 2 &&
-         absl::Now() < back) {
+  while ((*b)->snapshot()->FindKey("acme", "k")->primary_version != 2 && absl::Now() < back) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_EQ((*b)->snapshot()->FindKey("acme", "k")->primary_version, 2u);

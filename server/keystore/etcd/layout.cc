@@ -43,8 +43,7 @@ std::string Layout::ChildrenOf(const std::string& tenant) const {
 }
 
 std::optional<RecordName> Layout::Parse(absl::string_view etcd_key) const {
-  if (!absl::ConsumePrefix(&etcd_key, prefix_) ||
-      !absl::ConsumePrefix(&etcd_key, "tenants/")) {
+  if (!absl::ConsumePrefix(&etcd_key, prefix_) || !absl::ConsumePrefix(&etcd_key, "tenants/")) {
     return std::nullopt;
   }
   std::vector<std::string> parts = absl::StrSplit(etcd_key, '/');

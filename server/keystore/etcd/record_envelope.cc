@@ -21,9 +21,7 @@ static_assert(kNonceAt == kSaltAt + kKekSaltBytes);
 static_assert(kNonceAt + kNonceBytes == kRecordHeaderBytes);
 constexpr char kInfo[] = "sealbox/v1/etcd-record";
 
-const uint8_t* Bytes(absl::string_view s) {
-  return reinterpret_cast<const uint8_t*>(s.data());
-}
+const uint8_t* Bytes(absl::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
 // The AAD: the header, then the etcd key.
 std::string Aad(absl::string_view header, absl::string_view etcd_key) {
@@ -38,8 +36,7 @@ bool HeaderLooksRight(absl::string_view value) {
 
 }  // namespace
 
-absl::StatusOr<std::string> SealRecord(const Kek& kek,
-                                       absl::string_view etcd_key,
+absl::StatusOr<std::string> SealRecord(const Kek& kek, absl::string_view etcd_key,
                                        const internal::Record& record) {
   crypto::SecretBytes plaintext(record.ByteSizeLong());
   if (!record.SerializeToArray(plaintext.data(), plaintext.size())) {
@@ -56,45 +53,39 @@ absl::StatusOr<std::string> SealRecord(const Kek& kek,
   }
   auto key = WrappingKey(kek, absl::MakeConstSpan(header + kSaltAt, kKekSaltBytes), kInfo);
   if (!key.ok()) return key.status();
-  const std::string aad =
-      Aad(absl::string_view(out.data(), kRecordHeaderBytes), etcd_key);
-  absl::Span<uint8_t> body = absl::MakeSpan(header + kRecordHeaderBytes,
-                                            plaintext.size() + kTagBytes);
-  absl::Status sealed = (*key)->Seal(
-      absl::MakeConstSpan(header + kNonceAt, kNonceBytes),
-      absl::MakeConstSpan(Bytes(aad), aad.size()), plaintext.span(),
-      body.first(plaintext.size()), body.subspan(plaintext.size()));
+  const std::string aad = Aad(absl::string_view(out.data(), kRecordHeaderBytes), etcd_key);
+  absl::Span<uint8_t> body =
+      absl::MakeSpan(header + kRecordHeaderBytes, plaintext.size() + kTagBytes);
+  absl::Status sealed = (*key)->Seal(absl::MakeConstSpan(header + kNonceAt, kNonceBytes),
+                                     absl::MakeConstSpan(Bytes(aad), aad.size()), plaintext.span(),
+                                     body.first(plaintext.size()), body.subspan(plaintext.size()));
   if (!sealed.ok()) return sealed;
   return out;
 }
 
 bool RecordWrittenWithKek(const Kek& kek, absl::string_view value) {
-  return HeaderLooksRight(value) &&
-         FingerprintMatches(kek, Bytes(value) + kFingerprintAt);
+  return HeaderLooksRight(value) && FingerprintMatches(kek, Bytes(value) + kFingerprintAt);
 }
 
-absl::StatusOr<internal::Record> OpenRecord(const Kek& kek,
-                                            absl::string_view etcd_key,
+absl::StatusOr<internal::Record> OpenRecord(const Kek& kek, absl::string_view etcd_key,
                                             absl::string_view value) {
-  const absl::Status damaged = absl::DataLossError(absl::StrCat(
-      "etcd record ", etcd_key, " is damaged, or was moved there from another name"));
+  const absl::Status damaged = absl::DataLossError(
+      absl::StrCat("etcd record ", etcd_key, " is damaged, or was moved there from another name"));
   if (!HeaderLooksRight(value)) return damaged;
   if (!FingerprintMatches(kek, Bytes(value) + kFingerprintAt)) {
     return absl::FailedPreconditionError(
         absl::StrCat("etcd record ", etcd_key, " was written with a different KEK"));
   }
-  auto key = WrappingKey(kek, absl::MakeConstSpan(Bytes(value) + kSaltAt, kKekSaltBytes),
-                         kInfo);
+  auto key = WrappingKey(kek, absl::MakeConstSpan(Bytes(value) + kSaltAt, kKekSaltBytes), kInfo);
   if (!key.ok()) return key.status();
   const std::string aad = Aad(value.substr(0, kRecordHeaderBytes), etcd_key);
   absl::string_view body = value.substr(kRecordHeaderBytes);
   crypto::SecretBytes plaintext(body.size() - kTagBytes);
-  absl::Status opened = (*key)->Open(
-      absl::MakeConstSpan(Bytes(value) + kNonceAt, kNonceBytes),
-      absl::MakeConstSpan(Bytes(aad), aad.size()),
-      absl::MakeConstSpan(Bytes(body), plaintext.size()),
-      absl::MakeConstSpan(Bytes(body) + plaintext.size(), kTagBytes),
-      plaintext.mutable_span());
+  absl::Status opened = (*key)->Open(absl::MakeConstSpan(Bytes(value) + kNonceAt, kNonceBytes),
+                                     absl::MakeConstSpan(Bytes(aad), aad.size()),
+                                     absl::MakeConstSpan(Bytes(body), plaintext.size()),
+                                     absl::MakeConstSpan(Bytes(body) + plaintext.size(), kTagBytes),
+                                     plaintext.mutable_span());
   internal::Record record;
   if (!opened.ok() || !record.ParseFromArray(plaintext.data(), plaintext.size()) ||
       record.value_case() == internal::Record::VALUE_NOT_SET) {

@@ -28,16 +28,14 @@ namespace sealbox::server::etcd {
 inline constexpr size_t kRecordHeaderBytes = 49;
 
 // Wraps `record` for the etcd key `etcd_key` under `kek`.
-absl::StatusOr<std::string> SealRecord(const Kek& kek,
-                                       absl::string_view etcd_key,
+absl::StatusOr<std::string> SealRecord(const Kek& kek, absl::string_view etcd_key,
                                        const internal::Record& record);
 
 // Unwraps the value found at `etcd_key`. FAILED_PRECONDITION "etcd record <key> was
 // written with a different KEK"; DATA_LOSS "etcd record <key> is damaged, or was
 // moved there from another name" (truncated, bad magic, failed tag, unparsable).
 // Messages name the etcd key, never the content.
-absl::StatusOr<internal::Record> OpenRecord(const Kek& kek,
-                                            absl::string_view etcd_key,
+absl::StatusOr<internal::Record> OpenRecord(const Kek& kek, absl::string_view etcd_key,
                                             absl::string_view value);
 
 // Whether the value's header carries `kek`'s fingerprint (false when malformed).

@@ -36,8 +36,7 @@ bool Accepts(int port) {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
-  const bool connected =
-      connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
   return connected;
 }
@@ -77,16 +76,26 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(int members) {
 absl::Status EtcdCluster::Spawn(Member& m, bool initial) {
   std::vector<std::string> args = {
       "/usr/bin/etcd",
-      "--name", m.name,
-      "--data-dir", m.data_dir,
-      "--listen-client-urls", Url(m.client_port),
-      "--advertise-client-urls", Url(m.client_port),
-      "--listen-peer-urls", Url(m.peer_port),
-      "--initial-advertise-peer-urls", Url(m.peer_port),
-      "--initial-cluster", initial_cluster_,
-      "--initial-cluster-state", initial ? "new" : "existing",
-      "--logger", "zap",
-      "--log-level", "warn",
+      "--name",
+      m.name,
+      "--data-dir",
+      m.data_dir,
+      "--listen-client-urls",
+      Url(m.client_port),
+      "--advertise-client-urls",
+      Url(m.client_port),
+      "--listen-peer-urls",
+      Url(m.peer_port),
+      "--initial-advertise-peer-urls",
+      Url(m.peer_port),
+      "--initial-cluster",
+      initial_cluster_,
+      "--initial-cluster-state",
+      initial ? "new" : "existing",
+      "--logger",
+      "zap",
+      "--log-level",
+      "warn",
   };
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");

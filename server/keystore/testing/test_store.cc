@@ -24,8 +24,8 @@ std::string NewTempDir() {
 class FileTestStore : public TestStore {
  public:
   std::string backend() const override { return "file"; }
-  absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(
-      const Kek& kek, const Kek* previous_kek) override {
+  absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(const Kek& kek,
+                                                              const Kek* previous_kek) override {
     FileStorageOptions options;
     options.data_dir = data_dir_;
     options.kek = kek.Clone();
@@ -44,8 +44,8 @@ class FileTestStore : public TestStore {
 class EtcdTestStore : public TestStore {
  public:
   std::string backend() const override { return "etcd"; }
-  absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(
-      const Kek& kek, const Kek* previous_kek) override {
+  absl::StatusOr<std::unique_ptr<KeystoreStorage>> NewStorage(const Kek& kek,
+                                                              const Kek* previous_kek) override {
     auto* cluster = SharedEtcd();
     if (cluster == nullptr) return absl::UnavailableError("etcd did not start");
     etcd::EtcdStorageOptions options;
@@ -97,9 +97,9 @@ std::unique_ptr<TestStore> NewTestStore(const std::string& backend) {
 
 std::vector<std::string> AllBackends() { return {"file", "etcd"}; }
 
-absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(
-    TestStore& store, const Kek& kek, bool create, const Kek* previous_kek,
-    absl::Duration min_rotation_period) {
+absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(TestStore& store, const Kek& kek,
+                                                       bool create, const Kek* previous_kek,
+                                                       absl::Duration min_rotation_period) {
   auto storage = store.NewStorage(kek, previous_kek);
   if (!storage.ok()) return storage.status();
   KeystoreOpenOptions options;

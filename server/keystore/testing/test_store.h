@@ -41,8 +41,7 @@ std::vector<std::string> AllBackends();
 
 // Opens a keystore over a new storage of `store`.
 absl::StatusOr<std::unique_ptr<Keystore>> OpenKeystore(
-    TestStore& store, const Kek& kek, bool create = true,
-    const Kek* previous_kek = nullptr,
+    TestStore& store, const Kek& kek, bool create = true, const Kek* previous_kek = nullptr,
     absl::Duration min_rotation_period = absl::Hours(1));
 
 }  // namespace sealbox::server::testing
