@@ -118,7 +118,7 @@ grpc::ServerUnaryReactor* AdminService::CreateTenant(grpc::CallbackServerContext
                                                      const v1::CreateTenantRequest* request,
                                                      v1::Tenant* response) {
   return Run(context, "CreateTenant", *request, *response, [&](const Principal&) {
-    return Into(keystore_->CreateTenant(request->name()), response);
+    return Into(keystore_->tenants().CreateTenant(request->name()), response);
   });
 }
 
@@ -126,14 +126,14 @@ grpc::ServerUnaryReactor* AdminService::DeleteTenant(grpc::CallbackServerContext
                                                      const v1::DeleteTenantRequest* request,
                                                      v1::DeleteTenantResponse* response) {
   return Run(context, "DeleteTenant", *request, *response,
-             [&](const Principal&) { return keystore_->DeleteTenant(request->name()); });
+             [&](const Principal&) { return keystore_->tenants().DeleteTenant(request->name()); });
 }
 
 grpc::ServerUnaryReactor* AdminService::ListTenants(grpc::CallbackServerContext* context,
                                                     const v1::ListTenantsRequest* request,
                                                     v1::ListTenantsResponse* response) {
   return Run(context, "ListTenants", *request, *response, [&](const Principal&) -> absl::Status {
-    absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->ListTenants();
+    absl::StatusOr<std::vector<TenantInfo>> tenants = keystore_->tenants().ListTenants();
     if (!tenants.ok()) return tenants.status();
     for (const TenantInfo& tenant : *tenants) *response->add_tenants() = ToProto(tenant);
     return absl::OkStatus();
@@ -144,7 +144,7 @@ grpc::ServerUnaryReactor* AdminService::IssueToken(grpc::CallbackServerContext* 
                                                    const v1::IssueTokenRequest* request,
                                                    v1::IssueTokenResponse* response) {
   return Run(context, "IssueToken", *request, *response, [&](const Principal&) {
-    return Into(keystore_->IssueToken(request->tenant(), FromProto(*request)), response);
+    return Into(keystore_->tokens().IssueToken(request->tenant(), FromProto(*request)), response);
   });
 }
 
@@ -152,7 +152,7 @@ grpc::ServerUnaryReactor* AdminService::RevokeToken(grpc::CallbackServerContext*
                                                     const v1::RevokeTokenRequest* request,
                                                     v1::RevokeTokenResponse* response) {
   return Run(context, "RevokeToken", *request, *response, [&](const Principal&) {
-    return keystore_->RevokeToken(request->tenant(), request->token_id());
+    return keystore_->tokens().RevokeToken(request->tenant(), request->token_id());
   });
 }
 
@@ -160,9 +160,9 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
                                                   const v1::CreateKeyRequest* request,
                                                   v1::Key* response) {
   return Run(context, "CreateKey", *request, *response, [&](const Principal&) {
-    return Into(
-        keystore_->CreateKey(request->tenant(), request->key(), FromProto(request->algorithm())),
-        response);
+    return Into(keystore_->keys().CreateKey(request->tenant(), request->key(),
+                                            FromProto(request->algorithm())),
+                response);
   });
 }
 
@@ -171,7 +171,7 @@ grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* c
                                                   v1::Key* response) {
   return Run(context, "ImportKey", *request, *response, [&](const Principal&) {
     const std::string& material = request->material();
-    return Into(keystore_->ImportKey(
+    return Into(keystore_->keys().ImportKey(
                     request->tenant(), request->key(),
                     absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(material.data()),
                                               material.size())),
@@ -182,14 +182,14 @@ grpc::ServerUnaryReactor* AdminService::ImportKey(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AdminService::RotateKey(grpc::CallbackServerContext* context,
                                                   const v1::KeyRef* request, v1::Key* response) {
   return Run(context, "RotateKey", *request, *response, [&](const Principal&) {
-    return Into(keystore_->RotateKey(request->tenant(), request->key()), response);
+    return Into(keystore_->keys().RotateKey(request->tenant(), request->key()), response);
   });
 }
 
 grpc::ServerUnaryReactor* AdminService::GetKey(grpc::CallbackServerContext* context,
                                                const v1::KeyRef* request, v1::Key* response) {
   return Run(context, "GetKey", *request, *response, [&](const Principal&) {
-    return Into(keystore_->GetKey(request->tenant(), request->key()), response);
+    return Into(keystore_->keys().GetKey(request->tenant(), request->key()), response);
   });
 }
 
@@ -197,7 +197,7 @@ grpc::ServerUnaryReactor* AdminService::ListKeys(grpc::CallbackServerContext* co
                                                  const v1::ListKeysRequest* request,
                                                  v1::ListKeysResponse* response) {
   return Run(context, "ListKeys", *request, *response, [&](const Principal&) -> absl::Status {
-    absl::StatusOr<std::vector<KeyInfo>> keys = keystore_->ListKeys(request->tenant());
+    absl::StatusOr<std::vector<KeyInfo>> keys = keystore_->keys().ListKeys(request->tenant());
     if (!keys.ok()) return keys.status();
     for (const KeyInfo& key : *keys) *response->add_keys() = ToProto(key);
     return absl::OkStatus();
@@ -208,8 +208,8 @@ grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
     grpc::CallbackServerContext* context, const v1::SetMinDecryptionVersionRequest* request,
     v1::Key* response) {
   return Run(context, "SetMinDecryptionVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetMinDecryptionVersion(request->tenant(), request->key(),
-                                                   request->min_decryption_version()),
+    return Into(keystore_->keys().SetMinDecryptionVersion(request->tenant(), request->key(),
+                                                          request->min_decryption_version()),
                 response);
   });
 }
@@ -218,8 +218,8 @@ grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(grpc::CallbackServerCo
                                                           const v1::KeyVersionRef* request,
                                                           v1::Key* response) {
   return Run(context, "DisableKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetVersionState(request->tenant(), request->key(), request->version(),
-                                           VersionState::kDisabled),
+    return Into(keystore_->keys().SetVersionState(request->tenant(), request->key(),
+                                                  request->version(), VersionState::kDisabled),
                 response);
   });
 }
@@ -228,8 +228,8 @@ grpc::ServerUnaryReactor* AdminService::EnableKeyVersion(grpc::CallbackServerCon
                                                          const v1::KeyVersionRef* request,
                                                          v1::Key* response) {
   return Run(context, "EnableKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetVersionState(request->tenant(), request->key(), request->version(),
-                                           VersionState::kEnabled),
+    return Into(keystore_->keys().SetVersionState(request->tenant(), request->key(),
+                                                  request->version(), VersionState::kEnabled),
                 response);
   });
 }
@@ -238,9 +238,9 @@ grpc::ServerUnaryReactor* AdminService::TrimKey(grpc::CallbackServerContext* con
                                                 const v1::TrimKeyRequest* request,
                                                 v1::Key* response) {
   return Run(context, "TrimKey", *request, *response, [&](const Principal&) {
-    return Into(
-        keystore_->TrimKey(request->tenant(), request->key(), request->min_available_version()),
-        response);
+    return Into(keystore_->keys().TrimKey(request->tenant(), request->key(),
+                                          request->min_available_version()),
+                response);
   });
 }
 
@@ -248,8 +248,9 @@ grpc::ServerUnaryReactor* AdminService::DestroyKeyVersion(grpc::CallbackServerCo
                                                           const v1::KeyVersionRef* request,
                                                           v1::Key* response) {
   return Run(context, "DestroyKeyVersion", *request, *response, [&](const Principal&) {
-    return Into(keystore_->DestroyVersion(request->tenant(), request->key(), request->version()),
-                response);
+    return Into(
+        keystore_->keys().DestroyVersion(request->tenant(), request->key(), request->version()),
+        response);
   });
 }
 
@@ -257,8 +258,8 @@ grpc::ServerUnaryReactor* AdminService::SetRotationPeriod(
     grpc::CallbackServerContext* context, const v1::SetRotationPeriodRequest* request,
     v1::Key* response) {
   return Run(context, "SetRotationPeriod", *request, *response, [&](const Principal&) {
-    return Into(keystore_->SetRotationPeriod(request->tenant(), request->key(),
-                                             FromProto(request->rotation_period())),
+    return Into(keystore_->keys().SetRotationPeriod(request->tenant(), request->key(),
+                                                    FromProto(request->rotation_period())),
                 response);
   });
 }
@@ -268,7 +269,7 @@ grpc::ServerUnaryReactor* AdminService::IssueAdminToken(grpc::CallbackServerCont
                                                         v1::IssueTokenResponse* response) {
   return Run(context, "IssueAdminToken", *request, *response, [&](const Principal&) {
     TokenRequest token{request->description(), {}, FromProto(request->ttl()), {}};
-    return Into(keystore_->IssueAdminToken(token, request->read_only()), response);
+    return Into(keystore_->tokens().IssueAdminToken(token, request->read_only()), response);
   });
 }
 
@@ -277,14 +278,14 @@ grpc::ServerUnaryReactor* AdminService::RevokeAdminToken(grpc::CallbackServerCon
                                                          v1::RevokeTokenResponse* response) {
   return Run(context, "RevokeAdminToken", *request, *response, [&](const Principal&) {
     if (request->token_id() != "bootstrap") {
-      return keystore_->RevokeAdminToken(request->token_id());
+      return keystore_->tokens().RevokeAdminToken(request->token_id());
     }
     const std::string sha256 = authenticator_->BootstrapAdminSha256();
     if (sha256.empty()) {
       return absl::FailedPreconditionError(
           "this server was started without a bootstrap admin token");
     }
-    return keystore_->RetireBootstrapAdminToken(sha256);
+    return keystore_->tokens().RetireBootstrapAdminToken(sha256);
   });
 }
 
@@ -292,7 +293,7 @@ grpc::ServerUnaryReactor* AdminService::ListAdminTokens(grpc::CallbackServerCont
                                                         const v1::ListAdminTokensRequest* request,
                                                         v1::ListAdminTokensResponse* response) {
   return Run(context, "ListAdminTokens", *request, *response, [&](const Principal&) {
-    *response = ToProto(keystore_->ListAdminTokens());
+    *response = ToProto(keystore_->tokens().ListAdminTokens());
     const std::string sha256 = authenticator_->BootstrapAdminSha256();
     if (!sha256.empty()) {
       absl::StatusOr<std::shared_ptr<const TokenGrant>> grant =

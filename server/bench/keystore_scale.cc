@@ -51,7 +51,7 @@
 #include "crypto/secret/secret_bytes.h"
 #include "server/bench/stats.h"
 #include "server/keystore/etcd/etcd_storage.h"
-#include "server/keystore/file_storage.h"
+#include "server/keystore/file/file_storage.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/snapshot.h"

@@ -1,4 +1,4 @@
-// The Crypto service's limits, set by flags (server/process/main.cc).
+// The Crypto service's limits, set by flags (server/process/run_server.cc).
 #ifndef SEALBOX_SERVER_CRYPTO_CRYPTO_LIMITS_H_
 #define SEALBOX_SERVER_CRYPTO_CRYPTO_LIMITS_H_
 

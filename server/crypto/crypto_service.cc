@@ -341,7 +341,7 @@ grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext*
         "only a bearer token can be renewed; this call came with a client certificate"));
   }
   // A keystore write, like an admin call: rare, and bounded by the store's timeout.
-  absl::StatusOr<IssuedToken> renewed = keystore_->RenewToken(
+  absl::StatusOr<IssuedToken> renewed = keystore_->tokens().RenewToken(
       caller->tenant, caller->grant->id,
       absl::Seconds(request->ttl().seconds()) + absl::Nanoseconds(request->ttl().nanos()));
   if (!renewed.ok()) return call.Done(renewed.status());

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "server/keystore/file_storage.h"
+#include "server/keystore/file/file_storage.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/testing/test_store.h"
 

@@ -1,6 +1,6 @@
 // Where the keystore is kept: the seam between its logic (keystore.h) and a backend.
 //
-//   server/keystore/file_storage.h        one KEK-wrapped file: one replica, dev, tests
+//   server/keystore/file/file_storage.h        one KEK-wrapped file: one replica, dev, tests
 //   server/keystore/etcd/etcd_storage.h   one KEK-wrapped etcd key per record: replicas
 //
 // The keystore is a set of records, each a tenant, one of its keys (with every

@@ -3,28 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/keystore/etcd/etcd_storage.h"
-#include "server/keystore/file_storage.h"
+#include "server/process/storage_from_config.h"
 
 namespace sealbox::server {
 namespace {
-
-absl::StatusOr<std::unique_ptr<FileStorage>> FileOf(const ServerConfig& config) {
-  FileStorageOptions options;
-  options.data_dir = config.data_dir;
-  options.kek = CloneKek(config.kek);
-  options.previous_kek = CloneKek(config.previous_kek);
-  return FileStorage::Create(std::move(options));
-}
-
-absl::StatusOr<std::unique_ptr<etcd::EtcdStorage>> EtcdOf(const ServerConfig& config) {
-  etcd::EtcdStorageOptions options;
-  options.etcd = config.etcd;
-  options.prefix = config.etcd_prefix;
-  options.kek = CloneKek(config.kek);
-  options.previous_kek = CloneKek(config.previous_kek);
-  return etcd::EtcdStorage::Create(std::move(options));
-}
 
 // Loads a store that must already hold a keystore.
 absl::StatusOr<KeystoreContents> LoadExisting(KeystoreStorage& storage) {
@@ -74,17 +56,17 @@ absl::StatusOr<std::string> Copy(KeystoreStorage& from, KeystoreStorage& to) {
 }  // namespace
 
 absl::StatusOr<std::string> MigrateKeystoreToEtcd(const ServerConfig& config) {
-  auto file = FileOf(config);
+  auto file = OpenFileStorage(config);
   if (!file.ok()) return file.status();
-  auto etcd = EtcdOf(config);
+  auto etcd = OpenEtcdStorage(config);
   if (!etcd.ok()) return etcd.status();
   return Copy(**file, **etcd);
 }
 
 absl::StatusOr<std::string> ExportKeystoreFromEtcd(const ServerConfig& config) {
-  auto etcd = EtcdOf(config);
+  auto etcd = OpenEtcdStorage(config);
   if (!etcd.ok()) return etcd.status();
-  auto file = FileOf(config);
+  auto file = OpenFileStorage(config);
   if (!file.ok()) return file.status();
   return Copy(**etcd, **file);
 }

@@ -12,9 +12,8 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
-#include "server/keystore/etcd/etcd_storage.h"
-#include "server/keystore/file_storage.h"
 #include "server/log.h"
+#include "server/process/storage_from_config.h"
 #include "server/process/tls_credentials.h"
 #include "server/reflection/reflection_service.h"
 
@@ -155,18 +154,18 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
     server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
   }
-  server->rotator_ = std::thread([s] { s->RotateDueKeys(); });
+  server->rotator_ = std::thread([s] { s->keys().RotateDueKeys(); });
   return server;
 }
 
 void SealboxServer::RotateDueKeys() {
-  const absl::Duration interval = keystore_->RotationCheckInterval();
+  const absl::Duration interval = keystore_->keys().RotationCheckInterval();
   while (!stopping_.WaitForNotificationWithTimeout(interval)) {
     // Only with a loaded, writable keystore: a replica cut off from the store leaves
     // rotation (and the deletion of long-expired tokens) to the others.
     if (keystore_->Writable().ok()) {
-      keystore_->RotateDueKeys(absl::Now());
-      keystore_->DeleteExpiredTokens(absl::Now());
+      keystore_->keys().RotateDueKeys(absl::Now());
+      keystore_->tokens().DeleteExpiredTokens(absl::Now());
     }
   }
 }
@@ -175,28 +174,6 @@ void SealboxServer::SweepIdleEpochs() {
   while (!stopping_.WaitForNotificationWithTimeout(config_.idle_epoch_sweep)) {
     DropIdleEpochs(*keystore_->snapshot());
   }
-}
-
-absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config) {
-  if (config.uses_etcd()) {
-    etcd::EtcdStorageOptions options;
-    options.etcd = config.etcd;
-    options.prefix = config.etcd_prefix;
-    options.kek = CloneKek(config.kek);
-    options.previous_kek = CloneKek(config.previous_kek);
-    options.heartbeat = config.EtcdHeartbeat();
-    auto storage = etcd::EtcdStorage::Create(std::move(options));
-    if (!storage.ok()) return storage.status();
-    return std::unique_ptr<KeystoreStorage>(*std::move(storage));
-  }
-  FileStorageOptions file;
-  file.data_dir = config.data_dir;
-  file.kek = CloneKek(config.kek);
-  file.previous_kek = CloneKek(config.previous_kek);
-  file.poll_interval = config.reload_interval;
-  auto storage = FileStorage::Create(std::move(file));
-  if (!storage.ok()) return storage.status();
-  return std::unique_ptr<KeystoreStorage>(*std::move(storage));
 }
 
 // Health: the whole server ("") and the data plane serve while the keystore may be

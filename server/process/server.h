@@ -24,10 +24,6 @@
 
 namespace sealbox::server {
 
-// The keystore's store, as the config asks: a file, or etcd. The one place that
-// picks a backend.
-absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config);
-
 class SealboxServer {
  public:
   // Loads the keystore and starts listening. Errors name what is wrong (bad flag,

@@ -16,7 +16,7 @@
 
 namespace sealbox::server {
 
-// Everything the server needs, resolved from flags (main.cc) or by dev mode.
+// Everything the server needs, resolved from flags (run_server.cc) or by dev mode.
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   // Where the keystore is kept: a data directory (the file backend), or etcd

@@ -175,11 +175,11 @@ class EtcdStorageTest : public ::testing::Test {
 
 TEST_F(EtcdStorageTest, OneEtcdKeyPerRecordAndNoMaterialInTheClear) {
   auto ks = OpenOrDie();
-  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
   std::vector<uint8_t> material;
   for (int i = 0; i < 32; ++i) material.push_back(i % 2 ? 0x24 : 0x42);
-  ASSERT_TRUE(ks->ImportKey("acme", "db", material).ok());
-  auto token = ks->IssueToken("acme", "billing");
+  ASSERT_TRUE(ks->keys().ImportKey("acme", "db", material).ok());
+  auto token = ks->tokens().IssueToken("acme", "billing");
   ASSERT_TRUE(token.ok());
   std::map<std::string, std::string> all = raw_->All(prefix_);
   std::vector<std::string> keys;
@@ -197,10 +197,10 @@ TEST_F(EtcdStorageTest, OneEtcdKeyPerRecordAndNoMaterialInTheClear) {
 TEST_F(EtcdStorageTest, AValueMovedOrTruncatedIsRefusedNamingTheRecord) {
   {
     auto ks = OpenOrDie();
-    ASSERT_TRUE(ks->CreateTenant("acme").ok());
-    ASSERT_TRUE(ks->CreateTenant("evil").ok());
-    ASSERT_TRUE(ks->CreateKey("acme", "a", KeyAlgorithm::kAes256Gcm).ok());
-    ASSERT_TRUE(ks->CreateKey("acme", "b", KeyAlgorithm::kAes256Gcm).ok());
+    ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
+    ASSERT_TRUE(ks->tenants().CreateTenant("evil").ok());
+    ASSERT_TRUE(ks->keys().CreateKey("acme", "a", KeyAlgorithm::kAes256Gcm).ok());
+    ASSERT_TRUE(ks->keys().CreateKey("acme", "b", KeyAlgorithm::kAes256Gcm).ok());
   }
   std::map<std::string, std::string> good = raw_->All(prefix_);
   const std::string a = prefix_ + "tenants/acme/keys/a";
@@ -280,11 +280,11 @@ TEST_F(EtcdStorageTest, ATenantWithTenThousandKeys) {
   auto ks = Open(std::move(options), /*create=*/false);
   ASSERT_TRUE(ks.ok()) << ks.status();
   EXPECT_THAT((*ks)->snapshot()->FindTenant("big")->keys, SizeIs(10000));
-  ASSERT_TRUE((*ks)->RotateKey("big", "k9999").ok());
-  ASSERT_TRUE((*ks)->CreateKey("big", "new", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE((*ks)->keys().RotateKey("big", "k9999").ok());
+  ASSERT_TRUE((*ks)->keys().CreateKey("big", "new", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_THAT((*ks)->snapshot()->FindTenant("big")->keys, SizeIs(10001));
   // One DeleteRange takes every key with the tenant.
-  ASSERT_TRUE((*ks)->DeleteTenant("big").ok());
+  ASSERT_TRUE((*ks)->tenants().DeleteTenant("big").ok());
   EXPECT_THAT(raw_->All(prefix_), SizeIs(1));  // the marker
   EXPECT_EQ((*ks)->snapshot()->FindTenant("big"), nullptr);
 }
@@ -306,9 +306,9 @@ TEST_F(EtcdStorageTest, ChangesArriveByWatchInCommitOrder) {
   auto contents = (*storage)->Load();
   ASSERT_TRUE(contents.ok());
   (*storage)->Follow(contents->generation, &listener);
-  ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
-  ASSERT_TRUE(a->DeleteTenant("acme").ok());
+  ASSERT_TRUE(a->tenants().CreateTenant("acme").ok());
+  ASSERT_TRUE(a->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(a->tenants().DeleteTenant("acme").ok());
   ASSERT_TRUE(listener.WaitFor(
       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(listener.mu_) { return listener.applied_.size() >= 4; }));
   absl::MutexLock lock(&listener.mu_);
@@ -327,8 +327,8 @@ TEST_F(EtcdStorageTest, ACompactedWatchReloadsEverything) {
   ASSERT_TRUE(storage.ok());
   auto contents = (*storage)->Load();
   ASSERT_TRUE(contents.ok());
-  ASSERT_TRUE(a->CreateTenant("acme").ok());
-  ASSERT_TRUE(a->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(a->tenants().CreateTenant("acme").ok());
+  ASSERT_TRUE(a->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   raw_->Compact(static_cast<int64_t>(a->snapshot()->generation()));
   (*storage)->Follow(contents->generation, &listener);
   ASSERT_TRUE(listener.WaitFor(
@@ -348,8 +348,8 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   ASSERT_TRUE(a.ok()) << a.status();
   auto b = Open(Options(etcd.endpoints()));
   ASSERT_TRUE(b.ok()) << b.status();
-  ASSERT_TRUE((*a)->CreateTenant("acme").ok());
-  ASSERT_TRUE((*a)->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE((*a)->tenants().CreateTenant("acme").ok());
+  ASSERT_TRUE((*a)->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   ASSERT_TRUE((*b)->Refresh().ok());  // b has the key before etcd goes
 
   etcd.Kill(0);
@@ -360,14 +360,14 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   EXPECT_THAT(writable.message(), HasSubstr("is unreachable"));
   EXPECT_TRUE((*b)->Loaded().ok());
   EXPECT_NE((*b)->snapshot()->FindKey("acme", "k"), nullptr);  // still serving
-  absl::Status rotate = (*b)->RotateKey("acme", "k").status();
+  absl::Status rotate = (*b)->keys().RotateKey("acme", "k").status();
   EXPECT_TRUE(absl::IsUnavailable(rotate)) << rotate;
 
   ASSERT_TRUE(etcd.Restart(0).ok());
   const absl::Time back = absl::Now() + absl::Seconds(15);
   while (!(*a)->Writable().ok() && absl::Now() < back) absl::SleepFor(absl::Milliseconds(20));
   ASSERT_TRUE((*a)->Writable().ok());
-  auto rotated = (*a)->RotateKey("acme", "k");
+  auto rotated = (*a)->keys().RotateKey("acme", "k");
   ASSERT_TRUE(rotated.ok()) << rotated.status();
   while ((*b)->snapshot()->FindKey("acme", "k")->primary_version != 2 && absl::Now() < back) {
     absl::SleepFor(absl::Milliseconds(10));
@@ -395,12 +395,12 @@ TEST_F(EtcdStorageTest, OpeningWhileEtcdIsDownLoadsOnceItIsUp) {
   absl::Status loaded = (*ks)->Loaded();
   EXPECT_TRUE(absl::IsUnavailable(loaded));
   EXPECT_THAT(loaded.message(), HasSubstr("is not loaded yet"));
-  EXPECT_TRUE(absl::IsUnavailable((*ks)->CreateTenant("acme").status()));
+  EXPECT_TRUE(absl::IsUnavailable((*ks)->tenants().CreateTenant("acme").status()));
   ASSERT_TRUE(etcd.Restart(0).ok());
   const absl::Time deadline = absl::Now() + absl::Seconds(15);
   while (!(*ks)->Loaded().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
   EXPECT_TRUE((*ks)->Loaded().ok());
-  EXPECT_TRUE((*ks)->CreateTenant("acme").ok());
+  EXPECT_TRUE((*ks)->tenants().CreateTenant("acme").ok());
   EXPECT_GE(writable_calls.load(), 1);
 }
 
@@ -411,7 +411,7 @@ TEST_F(EtcdStorageTest, HeartbeatsProveCurrentByReadingNotWriting) {
   options.heartbeat = absl::Milliseconds(100);
   auto ks = Open(std::move(options), true, absl::Seconds(5));
   ASSERT_TRUE(ks.ok()) << ks.status();
-  ASSERT_TRUE((*ks)->CreateTenant("acme").ok());
+  ASSERT_TRUE((*ks)->tenants().CreateTenant("acme").ok());
   absl::SleepFor(absl::Milliseconds(300));
   const int64_t before = raw_->Revision();
   for (int i = 0; i < 10; ++i) {

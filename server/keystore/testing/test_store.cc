@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/keystore/etcd/etcd_storage.h"
-#include "server/keystore/file_storage.h"
+#include "server/keystore/file/file_storage.h"
 
 namespace sealbox::server::testing {
 namespace {

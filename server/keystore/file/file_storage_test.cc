@@ -1,6 +1,6 @@
 // The file backend: the file's modes, messages, generations and crash safety. The
 // keystore's logic over it is tested in keystore_test.cc, with every backend.
-#include "server/keystore/file_storage.h"
+#include "server/keystore/file/file_storage.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,7 +88,7 @@ TEST_F(FileStorageTest, MissingFileIsNotFoundWithoutCreate) {
 }
 
 TEST_F(FileStorageTest, WrongKekIsAClearErrorAndLeavesTheFile) {
-  ASSERT_TRUE(OpenOrDie()->CreateTenant("acme").ok());
+  ASSERT_TRUE(OpenOrDie()->tenants().CreateTenant("acme").ok());
   const std::string before = ReadAll(path_);
   FileStorageOptions options = Options();
   options.kek = RandomKek();
@@ -102,8 +102,8 @@ TEST_F(FileStorageTest, WrongKekIsAClearErrorAndLeavesTheFile) {
 TEST_F(FileStorageTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
   {
     auto old = OpenOrDie();
-    ASSERT_TRUE(old->CreateTenant("acme").ok());
-    ASSERT_TRUE(old->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+    ASSERT_TRUE(old->tenants().CreateTenant("acme").ok());
+    ASSERT_TRUE(old->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   }
   const Kek old_kek = kek_.Clone();
   const std::string under_old = ReadAll(path_);
@@ -137,14 +137,14 @@ TEST_F(FileStorageTest, ChangingTheKekRewrapsUnderTheNewOneAtOpen) {
   ASSERT_EQ(rename((path_ + ".new").c_str(), path_.c_str()), 0);
   ASSERT_TRUE((*changed)->Refresh().ok());
   EXPECT_EQ((*changed)->snapshot()->generation(), 3u);
-  ASSERT_TRUE((*changed)->CreateTenant("beta").ok());
+  ASSERT_TRUE((*changed)->tenants().CreateTenant("beta").ok());
   auto reopened = OpenOrDie(/*create=*/false);
   ASSERT_NE(reopened, nullptr);
   EXPECT_NE(reopened->snapshot()->FindTenant("beta"), nullptr);
 }
 
 TEST_F(FileStorageTest, DamagedFilesAreRefusedAndLeftAlone) {
-  ASSERT_TRUE(OpenOrDie()->CreateTenant("acme").ok());
+  ASSERT_TRUE(OpenOrDie()->tenants().CreateTenant("acme").ok());
   const std::string good = ReadAll(path_);
   std::string flipped = good;
   flipped[flipped.size() / 2 + 32] ^= 1;
@@ -163,18 +163,18 @@ TEST_F(FileStorageTest, DamagedFilesAreRefusedAndLeftAlone) {
 TEST_F(FileStorageTest, GenerationCountsCommittedChangesOnly) {
   auto ks = OpenOrDie();
   EXPECT_EQ(ks->snapshot()->generation(), 1u);
-  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
   EXPECT_EQ(ks->snapshot()->generation(), 2u);
-  EXPECT_FALSE(ks->CreateTenant("acme").ok());
-  EXPECT_FALSE(ks->CreateTenant("Bad").ok());
+  EXPECT_FALSE(ks->tenants().CreateTenant("acme").ok());
+  EXPECT_FALSE(ks->tenants().CreateTenant("Bad").ok());
   EXPECT_EQ(ks->snapshot()->generation(), 2u);
-  ASSERT_TRUE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(ks->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_EQ(ks->snapshot()->generation(), 3u);
 }
 
 TEST_F(FileStorageTest, FailedReloadKeepsTheOldSnapshot) {
   auto a = OpenOrDie();
-  ASSERT_TRUE(a->CreateTenant("acme").ok());
+  ASSERT_TRUE(a->tenants().CreateTenant("acme").ok());
   auto before = a->snapshot();
   std::string damaged = ReadAll(path_);
   damaged.back() ^= 1;
@@ -184,7 +184,7 @@ TEST_F(FileStorageTest, FailedReloadKeepsTheOldSnapshot) {
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;
   EXPECT_EQ(a->snapshot(), before);
   // And admin changes refuse to overwrite a damaged file.
-  EXPECT_TRUE(absl::IsDataLoss(a->CreateTenant("beta").status()));
+  EXPECT_TRUE(absl::IsDataLoss(a->tenants().CreateTenant("beta").status()));
   EXPECT_EQ(ReadAll(path_), damaged);
 }
 
@@ -195,13 +195,13 @@ TEST_F(FileStorageTest, FailedWriteLeavesOldFileAndSnapshot) {
   auto opened = Open(std::move(options));
   ASSERT_TRUE(opened.ok());
   auto& ks = *opened;
-  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
   const std::string before = ReadAll(path_);
   auto snapshot = ks->snapshot();
 
   fail->store(true);
-  EXPECT_FALSE(ks->CreateTenant("beta").ok());
-  EXPECT_FALSE(ks->CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  EXPECT_FALSE(ks->tenants().CreateTenant("beta").ok());
+  EXPECT_FALSE(ks->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
   EXPECT_EQ(ReadAll(path_), before);
   EXPECT_EQ(ks->snapshot(), snapshot);
   std::vector<std::string> files;
@@ -211,7 +211,7 @@ TEST_F(FileStorageTest, FailedWriteLeavesOldFileAndSnapshot) {
   EXPECT_THAT(files, ::testing::UnorderedElementsAre("keystore.sbx", "keystore.lock"));
 
   fail->store(false);
-  ASSERT_TRUE(ks->CreateTenant("beta").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("beta").ok());
   EXPECT_EQ(ks->snapshot()->generation(), snapshot->generation() + 1);
   auto reopened = OpenOrDie(/*create=*/false);
   EXPECT_THAT(reopened->snapshot()->tenants(), SizeIs(2));
@@ -221,9 +221,9 @@ TEST_F(FileStorageTest, FailedWriteLeavesOldFileAndSnapshot) {
 // a whole keystore, key versions destroyed later included. The next write removes it.
 TEST_F(FileStorageTest, AKilledWritersTempFileIsRemovedByTheNextWrite) {
   auto ks = OpenOrDie();
-  ASSERT_TRUE(ks->CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
   WriteAll(path_ + ".tmp.999999", ReadAll(path_));
-  ASSERT_TRUE(ks->CreateTenant("beta").ok());
+  ASSERT_TRUE(ks->tenants().CreateTenant("beta").ok());
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
     files.push_back(entry.path().filename());

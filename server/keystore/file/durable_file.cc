@@ -1,4 +1,4 @@
-#include "server/keystore/durable_file.h"
+#include "server/keystore/file/durable_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // The file-system side of the keystore: whole-file reads that say which file they
 // read, crash-safe replacement (temp + fsync + rename + fsync dir), and flock.
-#ifndef SEALBOX_SERVER_KEYSTORE_DURABLE_FILE_H_
-#define SEALBOX_SERVER_KEYSTORE_DURABLE_FILE_H_
+#ifndef SEALBOX_SERVER_KEYSTORE_FILE_DURABLE_FILE_H_
+#define SEALBOX_SERVER_KEYSTORE_FILE_DURABLE_FILE_H_
 
 #include <sys/types.h>
 
@@ -69,4 +69,4 @@ class FileLock {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_KEYSTORE_DURABLE_FILE_H_
+#endif  // SEALBOX_SERVER_KEYSTORE_FILE_DURABLE_FILE_H_

@@ -1,4 +1,4 @@
-#include "server/keystore/file_storage.h"
+#include "server/keystore/file/file_storage.h"
 
 #include <chrono>
 #include <utility>

@@ -5,8 +5,8 @@
 // decrypts the file, and commits by writing a whole new file (temp + fsync + rename +
 // fsync dir, durable_file.h), so a crash leaves the old keystore or the new one.
 // Other processes' writes are found by polling the file's header.
-#ifndef SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
-#define SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
+#ifndef SEALBOX_SERVER_KEYSTORE_FILE_FILE_STORAGE_H_
+#define SEALBOX_SERVER_KEYSTORE_FILE_FILE_STORAGE_H_
 
 #include <functional>
 #include <memory>
@@ -18,7 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "crypto/secret/secret_bytes.h"
-#include "server/keystore/durable_file.h"
+#include "server/keystore/file/durable_file.h"
 #include "server/keystore/kek.h"
 #include "server/keystore/storage.h"
 
@@ -83,4 +83,4 @@ class FileStorage : public KeystoreStorage {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_KEYSTORE_FILE_STORAGE_H_
+#endif  // SEALBOX_SERVER_KEYSTORE_FILE_FILE_STORAGE_H_
