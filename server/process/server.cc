@@ -154,7 +154,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
     server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
   }
-  server->rotator_ = std::thread([s] { s->keys().RotateDueKeys(); });
+  server->rotator_ = std::thread([s] { s->RotateDueKeys(); });
   return server;
 }
 
