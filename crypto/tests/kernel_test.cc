@@ -3,7 +3,7 @@
 // vectors and the independent reference code of crypto/testing: key expansion
 // and single blocks (FIPS-197), GHASH over every block count that crosses the
 // kernels' 8-, 16- and 32-block aggregation, and seal/open across every unroll
-// boundary and tail of the 8- and 16-block loops (BlockCounts), with
+// boundary and tail of the 8-, 16- and 32-block loops (BlockCounts), with
 // counters about to wrap their low 32 bits in any lane, in place and not, at odd
 // alignments; buffers that end at an inaccessible page, so any read or write past
 // them faults; and one long message whose counter wraps mid-loop. The per-kernel
