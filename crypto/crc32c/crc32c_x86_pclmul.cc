@@ -11,8 +11,9 @@ namespace sealbox::crypto::crc32c_internal {
 namespace {
 
 // `crc32` has a latency of 3 cycles and issues once per cycle on Intel cores,
-// twice on AMD Zen 5 (measured there: 30 GB/s with three independent streams,
-// 57 with six). So a buffer is taken six blocks at a time, one stream each, and
+// twice on AMD Zen 5, so six independent streams run at about twice the rate of three
+// (docs/PERFORMANCE.md, "Checksums at twice the rate"). So a buffer is taken six
+// blocks at a time, one stream each, and
 // the streams are joined with one carry-less multiply each (crc32c_shift.h,
 // ShiftMultiplier), independent of one another, not a chain of table lookups.
 constexpr int kStreams = 6;

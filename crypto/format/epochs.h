@@ -43,7 +43,7 @@ class SealingEpoch {
   // drops the current epoch and returns true when it has not been used since the
   // previous call; otherwise forgets that it was used and returns false. So an
   // epoch idle for two sweep periods is always gone, one in use never is. The next
-  // Seal derives a new epoch (a new random epoch id), about 25 us.
+  // Seal derives a new epoch (a new random epoch id), an HKDF and a key expansion.
   bool DropIfIdle();
 
   // True while an epoch is derived and not dropped.

@@ -128,10 +128,9 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
   // A fixed receive window per stream instead of gRPC's bandwidth-delay probing. The
   // probe sizes the window by the delay it measures, and on a busy CPU that delay
-  // (so the window, so the bytes gRPC buffers per stream) balloons: a 256 MiB
-  // SealStream + OpenStream raised the server's peak RSS by 45-70 MiB on a loaded
-  // 2-core machine, 4-6 MiB with this window. One largest message per round trip
-  // still carries 4 GB/s at 1 ms.
+  // (so the window, so the bytes gRPC buffers per stream) balloons, and with it the
+  // server's peak memory under large streams (docs/PERFORMANCE.md, "Batch calls and
+  // checksums"). One largest message per round trip still fills a fast link.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kMaxMessageBytes);
   if (config.grpc_memory_limit_bytes > 0) {
