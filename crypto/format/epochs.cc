@@ -1,7 +1,9 @@
 #include "crypto/format/epochs.h"
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace sealbox::crypto {
@@ -11,6 +13,10 @@ EpochId RandomEpochId() {
   EpochId id;
   RAND_bytes(id.data(), static_cast<int>(id.size()));
   return id;
+}
+
+bool SameBytes(const SecretBytes& a, const SecretBytes& b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace
@@ -84,6 +90,62 @@ absl::StatusOr<std::shared_ptr<const EpochSubkey>> EpochCache::Get(
     }
   }
   return it->second;
+}
+
+Epochs::Epochs(Limits limits) : limits_(limits), cache_(limits.max_cached) {
+  if (limits_.idle_sweep > absl::ZeroDuration()) {
+    sweeper_ = std::thread([this] { SweepUntilStopped(); });
+  }
+}
+
+Epochs::~Epochs() {
+  stopping_.Notify();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+std::shared_ptr<SealingEpoch> Epochs::ForSealing(const KeyContext& context,
+                                                 std::shared_ptr<const SecretBytes> material,
+                                                 const std::shared_ptr<SealingEpoch>& previous) {
+  if (previous != nullptr && previous->version() == context.version &&
+      SameBytes(previous->material(), *material)) {
+    return previous;
+  }
+  auto sealing = std::make_shared<SealingEpoch>(std::move(material), context);
+  absl::MutexLock lock(&mutex_);
+  sealing_.push_back(sealing);
+  return sealing;
+}
+
+absl::StatusOr<std::shared_ptr<const EpochSubkey>> Epochs::ForOpening(
+    const SealingEpoch* sealing, absl::Span<const uint8_t> material, const KeyContext& context,
+    const EpochId& epoch_id) {
+  if (sealing != nullptr && sealing->version() == context.version) {
+    if (std::shared_ptr<const EpochSubkey> own = sealing->CurrentIf(epoch_id)) return own;
+  }
+  return cache_.Get(material, context, epoch_id);
+}
+
+size_t Epochs::DropIdle() {
+  std::vector<std::shared_ptr<SealingEpoch>> held;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto gone = [](const std::weak_ptr<SealingEpoch>& e) { return e.expired(); };
+    sealing_.erase(std::remove_if(sealing_.begin(), sealing_.end(), gone), sealing_.end());
+    held.reserve(sealing_.size());
+    for (const std::weak_ptr<SealingEpoch>& e : sealing_) {
+      if (std::shared_ptr<SealingEpoch> live = e.lock()) held.push_back(std::move(live));
+    }
+  }
+  // Outside the lock: each drop takes its epoch's own lock.
+  size_t dropped = 0;
+  for (const std::shared_ptr<SealingEpoch>& sealing : held) {
+    if (sealing->DropIfIdle()) ++dropped;
+  }
+  return dropped;
+}
+
+void Epochs::SweepUntilStopped() {
+  while (!stopping_.WaitForNotificationWithTimeout(limits_.idle_sweep)) DropIdle();
 }
 
 }  // namespace sealbox::crypto

@@ -1,6 +1,9 @@
 // Epoch subkeys (unary.h's EpochSubkey, docs/FORMAT.md "Epochs") as a server holds
-// them: SealingEpoch, the epoch a key version seals under, and EpochCache, the other
-// epochs it has opened (other replicas' and earlier processes').
+// them, all in one owner: Epochs hands each key version its SealingEpoch (the epoch it
+// seals under), finds the subkey that opens any epoch (its own, or one of the others
+// it keeps in an EpochCache: other replicas' and earlier processes'), and drops
+// sealing epochs left idle, within the limits it is given. The keystore owns one;
+// its snapshots hold the handles it gave out, and the engine asks it to open.
 #ifndef SEALBOX_CRYPTO_FORMAT_EPOCHS_H_
 #define SEALBOX_CRYPTO_FORMAT_EPOCHS_H_
 
@@ -10,11 +13,15 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secret_bytes.h"
@@ -39,7 +46,7 @@ class SealingEpoch {
   // fast path for opening what this process sealed. A hit counts as use.
   std::shared_ptr<const EpochSubkey> CurrentIf(const EpochId& epoch_id) const;
 
-  // The idle-time policy, for a periodic sweep (server/keystore's DropIdleEpochs):
+  // The idle-time policy, for a periodic sweep (Epochs::DropIdle):
   // drops the current epoch and returns true when it has not been used since the
   // previous call; otherwise forgets that it was used and returns false. So an
   // epoch idle for two sweep periods is always gone, one in use never is. The next
@@ -91,6 +98,60 @@ class EpochCache {
   absl::Mutex mutex_;
   std::map<Entry, std::shared_ptr<const EpochSubkey>> subkeys_ ABSL_GUARDED_BY(mutex_);
   std::list<Entry> insertion_order_ ABSL_GUARDED_BY(mutex_);
+};
+
+// The owner of a process's (or a keystore's) epochs and their limits.
+class Epochs {
+ public:
+  struct Limits {
+    // Subkeys kept for opening epochs other than the sealing ones, the oldest
+    // dropped first.
+    size_t max_cached = 4096;
+    // How often sealing epochs left idle are dropped (DropIdle), by a thread of this
+    // object's own; one unused for two periods is gone. Zero: never (call DropIdle).
+    absl::Duration idle_sweep = absl::ZeroDuration();
+  };
+
+  explicit Epochs(Limits limits);
+  Epochs() : Epochs(Limits{}) {}
+  ~Epochs();
+  Epochs(const Epochs&) = delete;
+  Epochs& operator=(const Epochs&) = delete;
+
+  // The sealing epoch of `context` (a key's primary version) under `material`:
+  // `previous` (the one that key had before) while it is for the same version and
+  // the same material, else a new one. So a change elsewhere in the keystore does not
+  // restart a key's epoch, and a key made again under the same name (a tenant
+  // deleted and created anew: version 1 again, other material) never seals under the
+  // old material.
+  std::shared_ptr<SealingEpoch> ForSealing(const KeyContext& context,
+                                           std::shared_ptr<const SecretBytes> material,
+                                           const std::shared_ptr<SealingEpoch>& previous);
+
+  // The subkey that opens `epoch_id` of `context` (a key version with `material`):
+  // `sealing`'s own while it is that version's current epoch (most ciphertexts come
+  // back to the process that sealed them: no lookup), else the cache's, derived on a
+  // miss. `sealing` may be null.
+  absl::StatusOr<std::shared_ptr<const EpochSubkey>> ForOpening(const SealingEpoch* sealing,
+                                                                absl::Span<const uint8_t> material,
+                                                                const KeyContext& context,
+                                                                const EpochId& epoch_id);
+
+  // One sweep of the idle-time policy (SealingEpoch::DropIfIdle) over every sealing
+  // epoch handed out and still held: returns how many it dropped.
+  size_t DropIdle();
+
+ private:
+  void SweepUntilStopped();
+
+  const Limits limits_;
+  EpochCache cache_;
+  absl::Mutex mutex_;
+  // Every sealing epoch handed out; the ones no snapshot holds any more are pruned
+  // at each sweep.
+  std::vector<std::weak_ptr<SealingEpoch>> sealing_ ABSL_GUARDED_BY(mutex_);
+  absl::Notification stopping_;
+  std::thread sweeper_;
 };
 
 }  // namespace sealbox::crypto

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace sealbox::crypto {
@@ -166,6 +167,98 @@ TEST(EpochCacheTest, TheContextIsPartOfTheKey) {
   auto other = cache.Get(material->span(), {"other", "default", 1}, epoch);
   ASSERT_TRUE(acme.ok() && other.ok());
   EXPECT_NE(acme->get(), other->get());
+}
+
+std::shared_ptr<const SecretBytes> OtherMaterial() {
+  auto material = std::make_shared<SecretBytes>(32);
+  for (size_t i = 0; i < material->size(); ++i) material->data()[i] = static_cast<uint8_t>(99 - i);
+  return material;
+}
+
+TEST(EpochsTest, ASealingEpochIsHandedOnOnlyForTheSameVersionAndMaterial) {
+  Epochs epochs;
+  std::shared_ptr<SealingEpoch> first = epochs.ForSealing({"acme", "k", 1}, Material(), nullptr);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->version(), 1u);
+  // Equal material in another buffer: the same key, unchanged.
+  EXPECT_EQ(epochs.ForSealing({"acme", "k", 1}, Material(), first), first);
+  // A rotation: a new version.
+  std::shared_ptr<SealingEpoch> rotated = epochs.ForSealing({"acme", "k", 2}, Material(), first);
+  EXPECT_NE(rotated, first);
+  EXPECT_EQ(rotated->version(), 2u);
+  // The key made again under the same name: version 1 again, other material.
+  std::shared_ptr<SealingEpoch> remade =
+      epochs.ForSealing({"acme", "k", 1}, OtherMaterial(), first);
+  EXPECT_NE(remade, first);
+  EXPECT_EQ(remade->material().span()[0], 99);
+}
+
+TEST(EpochsTest, OpeningUsesTheSealingEpochWhileCurrentAndTheCacheOtherwise) {
+  Epochs epochs(Epochs::Limits{/*max_cached=*/4});
+  std::shared_ptr<const SecretBytes> material = Material();
+  const KeyContext context{"acme", "k", 1};
+  std::shared_ptr<SealingEpoch> sealing = epochs.ForSealing(context, material, nullptr);
+  std::shared_ptr<EpochSubkey> own = *sealing->Current();
+  auto opener = epochs.ForOpening(sealing.get(), material->span(), context, own->epoch_id());
+  ASSERT_TRUE(opener.ok());
+  EXPECT_EQ(opener->get(), own.get());
+
+  // Another replica's epoch of the same version: derived once, then kept.
+  std::unique_ptr<EpochSubkey> theirs = *EpochSubkey::DeriveNewEpoch(material->span(), context);
+  const std::vector<uint8_t> plaintext = {7, 8, 9};
+  absl::StatusOr<std::vector<uint8_t>> sealed = theirs->Seal(plaintext, {});
+  ASSERT_TRUE(sealed.ok());
+  auto cached = epochs.ForOpening(sealing.get(), material->span(), context, theirs->epoch_id());
+  ASSERT_TRUE(cached.ok());
+  EXPECT_NE(cached->get(), own.get());
+  EXPECT_EQ(*(*cached)->Open(*sealed, {}), plaintext);
+  EXPECT_EQ(epochs.ForOpening(nullptr, material->span(), context, theirs->epoch_id())->get(),
+            cached->get());
+  // An older version's epoch never comes from the newer version's sealing epoch.
+  auto older =
+      epochs.ForOpening(sealing.get(), material->span(), {"acme", "k", 0}, own->epoch_id());
+  ASSERT_TRUE(older.ok());
+  EXPECT_NE(older->get(), own.get());
+}
+
+TEST(EpochsTest, TheCacheKeepsAtMostItsLimit) {
+  Epochs epochs(Epochs::Limits{/*max_cached=*/1});
+  std::shared_ptr<const SecretBytes> material = Material();
+  const KeyContext context{"acme", "k", 1};
+  EpochId a{}, b{};
+  b[0] = 1;
+  std::shared_ptr<const EpochSubkey> first_a =
+      *epochs.ForOpening(nullptr, material->span(), context, a);
+  EXPECT_EQ(epochs.ForOpening(nullptr, material->span(), context, a)->get(), first_a.get());
+  ASSERT_TRUE(epochs.ForOpening(nullptr, material->span(), context, b).ok());  // drops a
+  EXPECT_NE(epochs.ForOpening(nullptr, material->span(), context, a)->get(), first_a.get());
+}
+
+TEST(EpochsTest, DropIdleSweepsEveryEpochHandedOutAndStillHeld) {
+  Epochs epochs;
+  auto busy = epochs.ForSealing({"acme", "busy", 1}, Material(), nullptr);
+  auto idle = epochs.ForSealing({"acme", "idle", 1}, Material(), nullptr);
+  auto cold = epochs.ForSealing({"acme", "cold", 1}, Material(), nullptr);
+  auto released = epochs.ForSealing({"acme", "gone", 1}, Material(), nullptr);
+  ASSERT_TRUE(released->Current().ok());
+  released.reset();  // no snapshot holds it: nothing to sweep
+  ASSERT_TRUE(busy->Current().ok());
+  ASSERT_TRUE(idle->Current().ok());
+  EXPECT_EQ(epochs.DropIdle(), 0u);  // both used in this period
+  ASSERT_TRUE(busy->Current().ok());
+  EXPECT_EQ(epochs.DropIdle(), 1u);  // "idle" was not
+  EXPECT_TRUE(busy->warm());
+  EXPECT_FALSE(idle->warm());
+  EXPECT_FALSE(cold->warm());
+}
+
+TEST(EpochsTest, ItsOwnThreadSweepsAtTheGivenPeriod) {
+  Epochs epochs(Epochs::Limits{/*max_cached=*/4, /*idle_sweep=*/absl::Milliseconds(10)});
+  auto sealing = epochs.ForSealing({"acme", "k", 1}, Material(), nullptr);
+  ASSERT_TRUE(sealing->Current().ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (sealing->warm() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_FALSE(sealing->warm()) << "not dropped within 10 s of 10 ms sweeps";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 //              each after malloc_trim; the peak (VmHWM) during that Open
 //   seal       the first Seal on a key (its epoch is derived then) beside later ones
 //   warm       what every key's derived epoch adds once each has sealed (--warm_all)
-//   idle       two sweeps of the idle-time policy (DropIdleEpochs) with no Seal between
+//   idle       two sweeps of the idle-time policy (Epochs::DropIdle) with no Seal between
 //              them drop every epoch; then the first Seal on each sampled key again
 //              (it derives a new epoch: the cost of a drop) (--drop_idle)
 //
@@ -329,7 +329,8 @@ int Run() {
     if (!contents.ok()) Fail("Load", contents.status());
     decrypt_times.push_back(SecondsSince(start));
     start = Clock::now();
-    auto snapshot = server::Snapshot::Build(*contents, nullptr);
+    crypto::Epochs epochs;
+    auto snapshot = server::Snapshot::Build(*contents, nullptr, epochs);
     if (!snapshot.ok()) Fail("Snapshot::Build", snapshot.status());
     build_times.push_back(SecondsSince(start));
   }
@@ -369,8 +370,8 @@ int Run() {
   SealTimes after_drop;
   Memory idle{};
   if (absl::GetFlag(FLAGS_drop_idle)) {
-    server::DropIdleEpochs(*snapshot);
-    dropped = server::DropIdleEpochs(*snapshot);
+    keystore->epochs().DropIdle();
+    dropped = keystore->epochs().DropIdle();
     idle = MemoryNow();
     after_drop =
         TimeSeals(sample, 1, static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_seal_bytes))));

@@ -45,11 +45,9 @@ absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
       "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
 }
 
-CryptoEngine::CryptoEngine(size_t max_cached_epochs, uint64_t max_decryption_failures,
+CryptoEngine::CryptoEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures,
                            CatchUp catch_up)
-    : failure_limit_(max_decryption_failures),
-      catch_up_(std::move(catch_up)),
-      epochs_(max_cached_epochs) {}
+    : epochs_(epochs), failure_limit_(max_decryption_failures), catch_up_(std::move(catch_up)) {}
 
 uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
@@ -121,16 +119,8 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
     const KeyEntry& entry, const crypto::UnaryHeader& header) {
   absl::StatusOr<const KeyVersionEntry*> version = entry.VersionForOpen(header.key_version);
   if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
-  // Most ciphertexts come back to the process that sealed them: no lookup, and only
-  // the key's reader lock.
-  if (entry.sealing->version() == header.key_version) {
-    if (std::shared_ptr<const crypto::EpochSubkey> own =
-            entry.sealing->CurrentIf(header.epoch_id)) {
-      return own;
-    }
-  }
-  return epochs_.Get((*version)->material->span(), {entry.tenant, entry.name, header.key_version},
-                     header.epoch_id);
+  return epochs_.ForOpening(entry.sealing.get(), (*version)->material->span(),
+                            {entry.tenant, entry.name, header.key_version}, header.epoch_id);
 }
 
 template <typename Output>

@@ -38,10 +38,10 @@ class CryptoEngine {
   // ago. Returns a snapshot with every change made before the call, or null.
   using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
 
-  // `max_cached_epochs` bounds the subkeys kept for opening other epochs (other
-  // replicas' and earlier processes'); `max_decryption_failures` (0: none) is the
-  // per-key limit of decryption_limit.h.
-  explicit CryptoEngine(size_t max_cached_epochs = 4096, uint64_t max_decryption_failures = 0,
+  // `epochs`: the keystore's (Keystore::epochs), which opens epochs other than a
+  // key's sealing one; `max_decryption_failures` (0: none) is the per-key limit of
+  // decryption_limit.h.
+  explicit CryptoEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures = 0,
                         CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
@@ -133,15 +133,13 @@ class CryptoEngine {
   absl::StatusOr<uint32_t> OpenWith(const KeyEntry& entry, absl::Span<const uint8_t> ciphertext,
                                     absl::Span<const uint8_t> aad, Output& plaintext);
 
-  // The subkey for (key, version, epoch): the key's own sealing epoch while it is
-  // current, else from epochs_.
+  // The subkey for (key, version, epoch), from epochs_.
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> SubkeyForOpen(
       const KeyEntry& entry, const crypto::UnaryHeader& header);
 
+  crypto::Epochs& epochs_;
   DecryptionFailureLimit failure_limit_;
   const CatchUp catch_up_;
-
-  crypto::EpochCache epochs_;
 };
 
 }  // namespace sealbox::server

@@ -220,7 +220,7 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       limits_(limits),
       metrics_(metrics),
       audit_(audit),
-      engine_(/*max_cached_epochs=*/4096, limits.max_decryption_failures_per_key,
+      engine_(keystore->epochs(), limits.max_decryption_failures_per_key,
               [keystore] { return keystore->CaughtUpSnapshot(); }),
       work_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}

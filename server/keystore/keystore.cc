@@ -39,6 +39,7 @@ struct Keystore::State : public StorageListener {
   State(std::unique_ptr<KeystoreStorage> s, KeystoreOpenOptions o)
       : storage(std::move(s)),
         options(std::move(o)),
+        epochs(options.epochs),
         snapshot(Snapshot::Empty()),
         freshness(options.max_staleness, storage->Describe()) {}
 
@@ -46,7 +47,7 @@ struct Keystore::State : public StorageListener {
   void Reload(const KeystoreContents& contents) override {
     reloads.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&mu);
-    auto next = Snapshot::Build(contents, std::atomic_load(&snapshot).get());
+    auto next = Snapshot::Build(contents, std::atomic_load(&snapshot).get(), epochs);
     if (!next.ok()) {
       Log("keystore_reload_refused", "error").Add("error", next.status().message());
       return;
@@ -62,13 +63,13 @@ struct Keystore::State : public StorageListener {
       return;
     }
     auto current = std::atomic_load(&snapshot);
-    auto next = current->With(changes, revision);
+    auto next = current->With(changes, revision, epochs);
     if (!next.ok()) {
       // Only a hand edit of the store can get here; the rest of the keystore goes on.
       Log("keystore_change_refused", "error")
           .Add("revision", static_cast<int64_t>(revision))
           .Add("error", next.status().message());
-      next = current->With({}, revision);
+      next = current->With({}, revision, epochs);
     }
     Publish(*std::move(next));
   }
@@ -108,7 +109,7 @@ struct Keystore::State : public StorageListener {
     const SteadyClock::time_point began = SteadyClock::now();
     auto contents = storage->Load();
     if (!contents.ok()) return contents.status();
-    auto built = Snapshot::Build(*contents, nullptr);
+    auto built = Snapshot::Build(*contents, nullptr, epochs);
     if (!built.ok()) return built.status();
     {
       absl::MutexLock lock(&mu);
@@ -168,6 +169,7 @@ struct Keystore::State : public StorageListener {
 
   const std::unique_ptr<KeystoreStorage> storage;
   const KeystoreOpenOptions options;
+  crypto::Epochs epochs;
   // Read and written only with std::atomic_load / std::atomic_store; replaced only
   // with `mu` held.
   std::shared_ptr<const Snapshot> snapshot;
@@ -295,6 +297,8 @@ absl::Status Keystore::Refresh() {
   if (absl::Status s = Loaded(); !s.ok()) return s;
   return state_->storage->Refresh();
 }
+
+crypto::Epochs& Keystore::epochs() { return state_->epochs; }
 
 std::string Keystore::Describe() const { return state_->storage->Describe(); }
 

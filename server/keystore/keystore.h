@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "crypto/format/epochs.h"
 #include "server/keystore/freshness.h"
 #include "server/keystore/health.h"
 #include "server/keystore/info.h"
@@ -56,6 +57,9 @@ struct KeystoreOpenOptions {
   // How long the snapshot may go without being proven current with the store before
   // Serving() refuses (--max-staleness; freshness.h). Infinite: never.
   absl::Duration max_staleness = absl::InfiniteDuration();
+  // The bound on cached epoch subkeys and how often idle sealing epochs are dropped
+  // (--idle-epoch-seconds).
+  crypto::Epochs::Limits epochs;
 };
 
 // The keystore as its users see it: following the store (loaded, writable, current,
@@ -107,6 +111,10 @@ class Keystore final : private KeystoreWriter {
 
   // Names the store, for logs and messages.
   std::string Describe() const;
+
+  // The owner of the keys' epoch subkeys (crypto/format/epochs.h): the snapshots'
+  // sealing epochs come from it, and the data plane opens other epochs through it.
+  crypto::Epochs& epochs();
 
   // The admin rooms. Each of their changes is a transaction on the store: reads the
   // records it needs, validates, and commits the change only if none of them changed

@@ -13,24 +13,11 @@
 namespace sealbox::server {
 namespace {
 
-bool SameBytes(const crypto::SecretBytes& a, const crypto::SecretBytes& b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-// `old`'s sealing epoch for `key`, if it is still the right one.
-std::shared_ptr<crypto::SealingEpoch> ReusableEpoch(const KeyEntry& key, const KeyEntry* old) {
-  if (old == nullptr || old->sealing == nullptr || old->primary_version != key.primary_version) {
-    return nullptr;
-  }
-  // A tenant deleted and created again has a version 1 with other material.
-  const auto& now = key.versions.at(key.primary_version).material;
-  if (now == nullptr || !SameBytes(old->sealing->material(), *now)) return nullptr;
-  return old->sealing;
-}
-
+// `old`: the key in the snapshot before, whose sealing epoch `epochs` may hand on.
 absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tenant,
                                                          const internal::Key& key,
-                                                         const KeyEntry* old) {
+                                                         const KeyEntry* old,
+                                                         crypto::Epochs& epochs) {
   auto entry = std::make_shared<KeyEntry>(KeyEntry::WithoutMaterial(tenant, key));
   for (const internal::KeyVersion& v : key.versions()) {
     if (v.state() != internal::DESTROYED) {
@@ -44,11 +31,9 @@ absl::StatusOr<std::shared_ptr<const KeyEntry>> BuildKey(const std::string& tena
     return absl::DataLossError(
         absl::StrCat(KeyRef(tenant, key.name()), " has no usable primary version"));
   }
-  entry->sealing = ReusableEpoch(*entry, old);
-  if (entry->sealing == nullptr) {
-    entry->sealing = std::make_shared<crypto::SealingEpoch>(
-        primary->second.material, crypto::KeyContext{tenant, key.name(), entry->primary_version});
-  }
+  entry->sealing =
+      epochs.ForSealing(crypto::KeyContext{tenant, key.name(), entry->primary_version},
+                        primary->second.material, old == nullptr ? nullptr : old->sealing);
   return entry;
 }
 
@@ -119,9 +104,10 @@ TenantInfo TenantEntry::Info() const {
 // or the token index only the first time a change touches it.
 class Snapshot::Editor {
  public:
-  // Starts from `base`; sealing epochs are reused from `epochs` (may be null).
-  Editor(const Snapshot& base, const Snapshot* epochs)
-      : epochs_(epochs), next_(new Snapshot(base)) {}
+  // Starts from `base`; keys' sealing epochs come from `epochs`, which may hand on
+  // those of `previous` (may be null). `epochs` may be null only for no keys.
+  Editor(const Snapshot& base, const Snapshot* previous, crypto::Epochs* epochs)
+      : previous_(previous), epochs_(epochs), next_(new Snapshot(base)) {}
 
   absl::Status Apply(const RecordChange& change) {
     const RecordName& name = change.name;
@@ -152,8 +138,9 @@ class Snapshot::Editor {
         tenant->keys.erase(name.name);
         return absl::OkStatus();
       }
-      const KeyEntry* old = epochs_ == nullptr ? nullptr : epochs_->FindKey(name.tenant, name.name);
-      auto key = BuildKey(name.tenant, change.value->key(), old);
+      const KeyEntry* old =
+          previous_ == nullptr ? nullptr : previous_->FindKey(name.tenant, name.name);
+      auto key = BuildKey(name.tenant, change.value->key(), old, *epochs_);
       if (!key.ok()) return key.status();
       tenant->keys[name.name] = *std::move(key);
       return absl::OkStatus();
@@ -223,18 +210,22 @@ class Snapshot::Editor {
                         tenant.tokens.end());
   }
 
-  const Snapshot* epochs_;
+  const Snapshot* previous_;
+  crypto::Epochs* epochs_;
   std::shared_ptr<Snapshot> next_;
   // Tenants this edit made or copied, so it may change them in place.
   std::map<std::string, TenantEntry*, std::less<>> mutable_tenants_;
   std::shared_ptr<TokenIndex> token_index_;  // the copy, once a token changed
 };
 
-std::shared_ptr<const Snapshot> Snapshot::Empty() { return Editor(Snapshot(), nullptr).Finish(0); }
+std::shared_ptr<const Snapshot> Snapshot::Empty() {
+  return Editor(Snapshot(), nullptr, nullptr).Finish(0);
+}
 
 absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(const KeystoreContents& contents,
-                                                                const Snapshot* previous) {
-  Editor editor(Snapshot(), previous);
+                                                                const Snapshot* previous,
+                                                                crypto::Epochs& epochs) {
+  Editor editor(Snapshot(), previous, &epochs);
   for (const RecordChange& record : RecordsOf(contents.file)) {
     if (absl::Status s = editor.Apply(record); !s.ok()) return s;
   }
@@ -242,8 +233,8 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::Build(const KeystoreCo
 }
 
 absl::StatusOr<std::shared_ptr<const Snapshot>> Snapshot::With(
-    const std::vector<RecordChange>& changes, uint64_t generation) const {
-  Editor editor(*this, this);
+    const std::vector<RecordChange>& changes, uint64_t generation, crypto::Epochs& epochs) const {
+  Editor editor(*this, this, &epochs);
   for (const RecordChange& change : changes) {
     if (absl::Status s = editor.Apply(change); !s.ok()) return s;
   }
@@ -283,16 +274,6 @@ const KeyEntry* Snapshot::FindKey(absl::string_view tenant, absl::string_view na
 const TenantEntry* Snapshot::FindTenant(absl::string_view name) const {
   auto it = tenants_.find(name);
   return it == tenants_.end() ? nullptr : it->second.get();
-}
-
-size_t DropIdleEpochs(const Snapshot& snapshot) {
-  size_t dropped = 0;
-  for (const auto& [tenant_name, tenant] : snapshot.tenants()) {
-    for (const auto& [key_name, key] : tenant->keys) {
-      if (key->sealing != nullptr && key->sealing->DropIfIdle()) ++dropped;
-    }
-  }
-  return dropped;
 }
 
 }  // namespace sealbox::server

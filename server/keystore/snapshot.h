@@ -37,9 +37,9 @@ struct KeyVersionEntry {
 // One key of one tenant, in a snapshot.
 struct KeyEntry : KeySummary {
   std::map<uint32_t, KeyVersionEntry> versions;
-  // The primary version's sealing epoch, expanded on first use. A new snapshot
-  // reuses the previous one's while the primary version and its material are the
-  // same, so an admin change elsewhere does not restart every key's epoch.
+  // The primary version's sealing epoch, expanded on first use: a handle the
+  // keystore's crypto::Epochs gave out (and hands on to the next snapshot while the
+  // primary version and its material are the same).
   std::shared_ptr<crypto::SealingEpoch> sealing;
 
   // The version for opening, or: NOT_FOUND (no such version), FAILED_PRECONDITION
@@ -79,16 +79,18 @@ class Snapshot {
   // An empty keystore at generation 0: what a keystore serves before it has loaded.
   static std::shared_ptr<const Snapshot> Empty();
 
-  // Builds the view of `contents`, reusing sealing subkeys from `previous` (may be
-  // null) where the key's primary version and its material are unchanged.
+  // Builds the view of `contents`, each key's sealing epoch from `epochs` (which
+  // hands on `previous`'s where it still fits; `previous` may be null).
   static absl::StatusOr<std::shared_ptr<const Snapshot>> Build(const KeystoreContents& contents,
-                                                               const Snapshot* previous);
+                                                               const Snapshot* previous,
+                                                               crypto::Epochs& epochs);
 
   // This view with `changes` applied, at `generation`. A key or token whose tenant is
   // not there is left out (it can only come from an edit of the store by hand). On
   // error (a key without a usable primary version) nothing is applied.
   absl::StatusOr<std::shared_ptr<const Snapshot>> With(const std::vector<RecordChange>& changes,
-                                                       uint64_t generation) const;
+                                                       uint64_t generation,
+                                                       crypto::Epochs& epochs) const;
 
   // What this token grants (its tenant, id, expiry and scope), or NOT_FOUND. Looked
   // up by the token's SHA-256, so the timing of the lookup depends only on that hash
@@ -124,12 +126,6 @@ class Snapshot {
   TenantMap tenants_;
   std::shared_ptr<const TokenIndex> grant_by_token_sha256_;
 };
-
-// One sweep of the idle-time policy over `snapshot`'s keys
-// (crypto::SealingEpoch::DropIfIdle): drops the sealing epoch of each key that has
-// not used it since the previous sweep. Returns how many it dropped. The server runs
-// it every --idle-epoch-seconds, so a key idle for two periods holds no expanded key.
-size_t DropIdleEpochs(const Snapshot& snapshot);
 
 }  // namespace sealbox::server
 

@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   open.on_failure = [s](const absl::Status& status) { s->Fail(status); };
   open.min_rotation_period = config.min_rotation_period;
   open.max_staleness = config.max_staleness;
+  open.epochs.idle_sweep = config.idle_epoch_sweep;
   absl::StatusOr<std::unique_ptr<Keystore>> keystore =
       Keystore::Open(*std::move(storage), std::move(open));
   if (!keystore.ok()) return keystore.status();
@@ -150,9 +151,6 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   }
   server->UpdateHealth();
   server->health_watch_ = std::thread([s] { s->WatchHealth(); });
-  if (server->config_.idle_epoch_sweep > absl::ZeroDuration()) {
-    server->epoch_sweeper_ = std::thread([s] { s->SweepIdleEpochs(); });
-  }
   server->rotator_ = std::thread([s] { s->RotateDueKeys(); });
   return server;
 }
@@ -166,12 +164,6 @@ void SealboxServer::RotateDueKeys() {
       keystore_->keys().RotateDueKeys(absl::Now());
       keystore_->tokens().DeleteExpiredTokens(absl::Now());
     }
-  }
-}
-
-void SealboxServer::SweepIdleEpochs() {
-  while (!stopping_.WaitForNotificationWithTimeout(config_.idle_epoch_sweep)) {
-    DropIdleEpochs(*keystore_->snapshot());
   }
 }
 
@@ -252,7 +244,6 @@ void SealboxServer::Wait() {
 SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
-  if (epoch_sweeper_.joinable()) epoch_sweeper_.join();
   if (rotator_.joinable()) rotator_.join();
   if (health_watch_.joinable()) health_watch_.join();
   // Its thread calls back into this server: stop it while the server is whole.

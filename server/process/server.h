@@ -64,8 +64,6 @@ class SealboxServer {
   // The health_watch_ thread: UpdateHealth when the keystore goes stale or current.
   void WatchHealth();
   void Fail(const absl::Status& status);
-  // The epoch_sweeper_ thread: DropIdleEpochs every config_.idle_epoch_sweep.
-  void SweepIdleEpochs();
   // The rotator_ thread: Keystore::RotateDueKeys and DeleteExpiredTokens every
   // RotationCheckInterval.
   void RotateDueKeys();
@@ -87,7 +85,6 @@ class SealboxServer {
   mutable absl::Mutex health_mu_;
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(health_mu_) = nullptr;
   absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
-  std::thread epoch_sweeper_;
   std::thread rotator_;
   std::thread health_watch_;
 };

@@ -33,8 +33,8 @@ struct ServerConfig {
   std::string tls_key_file;
   std::string client_ca_file;
   absl::Duration tls_reload_interval = absl::Seconds(30);
-  // How often idle keys' sealing epochs are dropped (server/keystore/snapshot.h,
-  // DropIdleEpochs): one unused for two periods is gone. Zero: never.
+  // How often idle keys' sealing epochs are dropped (crypto/format/epochs.h,
+  // Epochs::DropIdle): one unused for two periods is gone. Zero: never.
   absl::Duration idle_epoch_sweep = absl::Minutes(5);
   // The shortest rotation period a key may be given (SetRotationPeriod).
   absl::Duration min_rotation_period = absl::Hours(1);
