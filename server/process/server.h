@@ -15,7 +15,7 @@
 #include "grpcpp/server.h"
 #include "server/admin/admin_service.h"
 #include "server/auth/auth.h"
-#include "server/crypto/crypto_service.h"
+#include "server/dataplane/crypto_service.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"

@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
-#include "server/crypto/crypto_limits.h"
+#include "server/dataplane/crypto_limits.h"
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/kek.h"
 

@@ -1,4 +1,4 @@
-// The streams' wire reader (server/crypto/stream_wire.h) against protobuf: arbitrary
+// The streams' wire reader (server/dataplane/stream_wire.h) against protobuf: arbitrary
 // bytes, cut into gRPC slices where the input says, read as a stream request. What
 // it accepts, protobuf must parse to the same start or the same chunk, wherever the
 // cuts fall. (It may refuse what protobuf accepts: groups, which no proto3 schema
@@ -15,7 +15,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "sealbox/v1/data.pb.h"
-#include "server/crypto/stream_wire.h"
+#include "server/dataplane/stream_wire.h"
 
 namespace sealbox::fuzz {
 namespace {

@@ -1,0 +1,99 @@
+// Admission's per-request checks, on their own: each refusal's code and message, in
+// the order a caller meets them (name, permission, associated data, size), and who
+// the audit log says called. Authenticate is the authenticator's and the keystore's
+// (tests/service covers it over a real server).
+#include "server/dataplane/admission.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/dataplane/crypto_limits.h"
+
+namespace sealbox::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Caller WithCertificate() { return Caller{nullptr, "acme", nullptr}; }
+
+Caller WithToken(const TokenScope& scope) {
+  auto grant = std::make_shared<TokenGrant>();
+  grant->tenant = "acme";
+  grant->id = "0123456789abcdef";
+  grant->access = *TokenAccess::Create(scope);
+  return Caller{nullptr, "acme", std::move(grant)};
+}
+
+TEST(AdmissionTest, AWellFormedRequestWithinItsLimitPasses) {
+  EXPECT_TRUE(
+      Admission::CheckRequest(WithCertificate(), Operation::kSeal, "orders", "aad", 1024, 1024)
+          .ok());
+  // A stream's start message: no size, no limit.
+  EXPECT_TRUE(
+      Admission::CheckRequest(WithCertificate(), Operation::kOpen, "orders", "", 0, 0).ok());
+}
+
+TEST(AdmissionTest, AKeyNameNoKeyCanHaveIsRefusedWithoutEchoingIt) {
+  const std::string bad = "../etc/passwd-secret-token";
+  absl::Status s = Admission::CheckRequest(WithCertificate(), Operation::kSeal, bad, "", 1, 1024);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), Not(HasSubstr(bad)));
+}
+
+TEST(AdmissionTest, ATokensScopeDecidesTheOperationAndTheKey) {
+  const Caller seal_orders = WithToken({{Operation::kSeal}, {"orders-*"}});
+  EXPECT_TRUE(Admission::CheckRequest(seal_orders, Operation::kSeal, "orders-eu", "", 1, 10).ok());
+  absl::Status op = Admission::CheckRequest(seal_orders, Operation::kOpen, "orders-eu", "", 1, 10);
+  EXPECT_TRUE(absl::IsPermissionDenied(op)) << op;
+  EXPECT_THAT(op.message(), HasSubstr("open"));
+  absl::Status key = Admission::CheckRequest(seal_orders, Operation::kSeal, "payments", "", 1, 10);
+  EXPECT_TRUE(absl::IsPermissionDenied(key)) << key;
+  EXPECT_THAT(key.message(), HasSubstr("orders-*"));
+  // A certificate may do everything its tenant can.
+  EXPECT_TRUE(
+      Admission::CheckRequest(WithCertificate(), Operation::kRewrap, "payments", "", 1, 10).ok());
+}
+
+TEST(AdmissionTest, AssociatedDataHasItsOwnLimit) {
+  const std::string at_limit(kMaxAssociatedDataBytes, 'a');
+  EXPECT_TRUE(
+      Admission::CheckRequest(WithCertificate(), Operation::kSeal, "orders", at_limit, 1, 10).ok());
+  absl::Status s =
+      Admission::CheckRequest(WithCertificate(), Operation::kSeal, "orders", at_limit + "a", 1, 10);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("associated data"));
+}
+
+TEST(AdmissionTest, AMessageOverTheUnaryLimitPointsToTheStreams) {
+  absl::Status s =
+      Admission::CheckRequest(WithCertificate(), Operation::kSeal, "orders", "", 1025, 1024);
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("1025 bytes exceeds the unary limit of 1024"));
+  EXPECT_THAT(s.message(), HasSubstr("SealStream/OpenStream"));
+}
+
+TEST(AdmissionTest, ThePermissionIsCheckedBeforeTheSizes) {
+  // A caller without the permission learns nothing of the limits.
+  const Caller seal_only = WithToken({{Operation::kSeal}, {}});
+  absl::Status s = Admission::CheckRequest(seal_only, Operation::kOpen, "orders",
+                                           std::string(kMaxAssociatedDataBytes + 1, 'a'), 9, 1);
+  EXPECT_TRUE(absl::IsPermissionDenied(s)) << s;
+}
+
+TEST(AdmissionTest, TheAuditRecordNamesTheCredential) {
+  AuditRecord certificate;
+  AuditCaller(WithCertificate(), certificate);
+  EXPECT_EQ(certificate.tenant, "acme");
+  EXPECT_EQ(certificate.credential, "certificate");
+  EXPECT_EQ(certificate.token_id, "");
+  AuditRecord token;
+  AuditCaller(WithToken({}), token);
+  EXPECT_EQ(token.credential, "token");
+  EXPECT_EQ(token.token_id, "0123456789abcdef");
+}
+
+}  // namespace
+}  // namespace sealbox::server

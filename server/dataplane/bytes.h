@@ -1,0 +1,18 @@
+// Protobuf `bytes` fields are std::string; the engine speaks byte spans.
+#ifndef SEALBOX_SERVER_DATAPLANE_BYTES_H_
+#define SEALBOX_SERVER_DATAPLANE_BYTES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/types/span.h"
+
+namespace sealbox::server {
+
+inline absl::Span<const uint8_t> AsBytes(const std::string& s) {
+  return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_DATAPLANE_BYTES_H_

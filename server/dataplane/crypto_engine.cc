@@ -1,0 +1,287 @@
+#include "server/dataplane/crypto_engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "crypto/aes_gcm.h"
+#include "crypto/decryption_failure.h"
+#include "crypto/format/output_bytes.h"
+#include "crypto/secret/secure_wipe.h"
+#include "server/log.h"
+
+namespace sealbox::server {
+namespace {
+
+absl::Status KeyNotFound(const std::string& key) {
+  // Only ever about the caller's own tenant: another tenant's keys are invisible.
+  return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
+}
+
+// A version number that names no version can only come from a damaged or forged
+// ciphertext: it gets the same answer as any other (a real but disabled version
+// keeps its FAILED_PRECONDITION, which tells an operator what to fix).
+absl::Status UnknownVersionIsDecryptionFailure(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return crypto::DecryptionFailedError();
+  return status;
+}
+
+// A ciphertext's first byte names its format (docs/FORMAT.md) and tells an attacker
+// nothing, so one given to the wrong call is told which call takes it.
+absl::Status RefuseStream(absl::Span<const uint8_t> ciphertext, absl::string_view why) {
+  if (ciphertext.empty() || ciphertext[0] != crypto::kStreamFormatV1) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("this is a stream ciphertext (from SealStream): ", why));
+}
+
+}  // namespace
+
+absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
+  if (first_byte != crypto::kUnaryFormatV1) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
+}
+
+CryptoEngine::CryptoEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures,
+                           CatchUp catch_up)
+    : epochs_(epochs), failure_limit_(max_decryption_failures), catch_up_(std::move(catch_up)) {}
+
+uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  return header.ok() ? header->key_version : 0;
+}
+
+// Replicas learn of a rotation within milliseconds, but a client balancing over
+// them can seal on one and open on another within those milliseconds.
+bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                          const std::string& key, uint32_t version) const {
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  return entry == nullptr ||
+         (!entry->versions.empty() && version > entry->versions.rbegin()->first);
+}
+
+bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                          const std::string& key, absl::Span<const uint8_t> ciphertext) const {
+  return Behind(snapshot, tenant, key, VersionIn(ciphertext));
+}
+
+absl::Status CryptoEngine::NotKnownYet(const Snapshot& current, const std::string& tenant,
+                                       const std::string& key, uint32_t version,
+                                       const std::shared_ptr<const Snapshot>& fresher,
+                                       bool may_catch_up) const {
+  if (!may_catch_up || catch_up_ == nullptr || fresher != nullptr || version == 0 ||
+      !Behind(current, tenant, key, version)) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(
+      absl::StrCat("key \"", key, "\" version ", version,
+                   " is newer than this replica knows of, and it cannot reach its store to learn "
+                   "of it now: try again, or another replica"));
+}
+
+std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {
+  return catch_up_ != nullptr ? catch_up_() : nullptr;
+}
+
+const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                                       const std::string& key, uint32_t version,
+                                       std::shared_ptr<const Snapshot>& fresher,
+                                       bool may_catch_up) const {
+  if (!may_catch_up || catch_up_ == nullptr || !Behind(snapshot, tenant, key, version)) {
+    return snapshot;
+  }
+  fresher = catch_up_();
+  return fresher != nullptr ? *fresher : snapshot;
+}
+
+template <typename Output>
+absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot, const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> plaintext,
+                                            absl::Span<const uint8_t> aad, Output& ciphertext,
+                                            bool may_catch_up) {
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up).FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
+  if (!epoch.ok()) return epoch.status();
+  absl::StatusOr<Output> sealed = (*epoch)->Seal<Output>(plaintext, aad);
+  if (!sealed.ok()) return sealed.status();
+  ciphertext = *std::move(sealed);
+  return (*epoch)->version();
+}
+
+absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyForOpen(
+    const KeyEntry& entry, const crypto::UnaryHeader& header) {
+  absl::StatusOr<const KeyVersionEntry*> version = entry.VersionForOpen(header.key_version);
+  if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
+  return epochs_.ForOpening(entry.sealing.get(), (*version)->material->span(),
+                            {entry.tenant, entry.name, header.key_version}, header.epoch_id);
+}
+
+template <typename Output>
+absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot, const std::string& tenant,
+                                            const std::string& key,
+                                            absl::Span<const uint8_t> ciphertext,
+                                            absl::Span<const uint8_t> aad, Output& plaintext,
+                                            bool may_catch_up) {
+  if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
+    return s;
+  }
+  std::shared_ptr<const Snapshot> fresher;
+  const uint32_t named = VersionIn(ciphertext);
+  const Snapshot& current = CaughtUp(snapshot, tenant, key, named, fresher, may_catch_up);
+  const KeyEntry* entry = current.FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
+  absl::StatusOr<uint32_t> version = OpenWith(*entry, ciphertext, aad, plaintext);
+  if (crypto::IsDecryptionFailure(version.status())) CountFailure(*entry);
+  return version;
+}
+
+template <typename Output>
+absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
+                                                absl::Span<const uint8_t> ciphertext,
+                                                absl::Span<const uint8_t> aad, Output& plaintext) {
+  absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
+  if (!header.ok()) return header.status();
+  absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey = SubkeyForOpen(entry, *header);
+  if (!subkey.ok()) return subkey.status();
+  plaintext.clear();  // then sized to fit
+  absl::Status opened = (*subkey)->OpenInto(
+      ciphertext, aad, crypto::Grow(plaintext, crypto::OpenedBytes(ciphertext)));
+  if (!opened.ok()) {
+    plaintext.clear();  // already wiped
+    return opened;
+  }
+  return header->key_version;
+}
+
+template <typename Output>
+absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot, const std::string& tenant,
+                                               const std::string& key,
+                                               absl::Span<const uint8_t> ciphertext,
+                                               absl::Span<const uint8_t> aad,
+                                               Output& new_ciphertext, bool may_catch_up) {
+  if (absl::Status s =
+          RefuseStream(ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
+      !s.ok()) {
+    return s;
+  }
+  // Opened and sealed again with one snapshot: never under an older primary than
+  // the ciphertext's own version.
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
+  crypto::OutputBytes plaintext;
+  absl::StatusOr<uint32_t> opened =
+      Open(current, tenant, key, ciphertext, aad, plaintext, /*may_catch_up=*/false);
+  if (!opened.ok()) return opened.status();
+  absl::StatusOr<uint32_t> sealed =
+      Seal(current, tenant, key, plaintext, aad, new_ciphertext, /*may_catch_up=*/false);
+  // The plaintext never leaves the server; wipe it before returning.
+  crypto::SecureWipe(plaintext.data(), plaintext.size());
+  if (!sealed.ok()) return sealed.status();
+  return Rewrapped{*sealed, *opened};
+}
+
+// The two outputs: a unary call's, and a protobuf field's (a batch item's).
+template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     crypto::OutputBytes&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>, std::string&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>,
+                                                     crypto::OutputBytes&, bool);
+template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
+                                                     const std::string&, absl::Span<const uint8_t>,
+                                                     absl::Span<const uint8_t>, std::string&, bool);
+template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>,
+                                                        crypto::OutputBytes&, bool);
+template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>, std::string&,
+                                                        bool);
+
+absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(
+    const Snapshot& snapshot, const std::string& tenant, const std::string& key,
+    absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
+  std::shared_ptr<const Snapshot> fresher;
+  const KeyEntry* entry =
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true)
+          .FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  auto primary = entry->versions.find(entry->primary_version);
+  if (primary == entry->versions.end() || primary->second.material == nullptr ||
+      primary->second.material->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("key \"", key, "\" has no usable primary version"));
+  }
+  key_version = entry->primary_version;
+  return crypto::StreamSealer::Create(primary->second.material->span(),
+                                      {tenant, key, entry->primary_version}, aad, segment_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpener(
+    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
+    absl::Span<const uint8_t> aad) {
+  std::shared_ptr<const Snapshot> fresher;
+  const Snapshot& current =
+      CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true);
+  if (fresher != nullptr) snapshot = fresher;
+  const KeyEntry* entry = current.FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
+  auto lookup = [this, snapshot, entry, tenant,
+                 key](uint32_t version) -> absl::StatusOr<crypto::SecretBytes> {
+    std::shared_ptr<const Snapshot> fresher;
+    const Snapshot& caught_up =
+        CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true);
+    if (absl::Status s = NotKnownYet(caught_up, tenant, key, version, fresher,
+                                     /*may_catch_up=*/true);
+        !s.ok()) {
+      return s;
+    }
+    const KeyEntry* current = caught_up.FindKey(tenant, key);
+    if (current == nullptr) current = entry;
+    absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
+    if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
+    return (*found)->material->Clone();
+  };
+  return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
+}
+
+void CryptoEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
+                                                 const std::string& tenant,
+                                                 const std::string& key) {
+  if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
+}
+
+void CryptoEngine::CountFailure(const KeyEntry& entry) {
+  if (failure_limit_.RecordFailure(entry)) {
+    Log("decryption_limit_reached", "warning")
+        .Add("tenant", entry.tenant)
+        .Add("key", entry.name)
+        .Add("primary_version", int64_t{entry.primary_version})
+        .Add("detail",
+             "opens with this key are refused until it is rotated or the "
+             "server restarts");
+  }
+}
+
+}  // namespace sealbox::server

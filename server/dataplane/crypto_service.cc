@@ -1,0 +1,377 @@
+#include "server/dataplane/crypto_service.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/decryption_failure.h"
+#include "crypto/format/output_bytes.h"
+#include "crypto/format/unary.h"
+#include "crypto/secret/secure_wipe.h"
+#include "server/audit/audit_call.h"
+#include "server/dataplane/bytes.h"
+#include "server/dataplane/call_outcome.h"
+#include "server/dataplane/crypto_streams.h"
+#include "server/dataplane/wire_response.h"
+#include "server/grpc_status.h"
+
+namespace sealbox::server {
+namespace {
+
+// Wipes plaintext fields of the response once gRPC is done with the call (Finish
+// has serialized the response by then).
+class WipeWhenDone final : public grpc::ServerUnaryReactor {
+ public:
+  explicit WipeWhenDone(std::vector<std::string*> plaintexts)
+      : plaintexts_(std::move(plaintexts)) {}
+
+  void OnDone() override {
+    for (std::string* plaintext : plaintexts_) {
+      crypto::SecureWipe(plaintext->data(), plaintext->size());
+    }
+    delete this;
+  }
+
+ private:
+  const std::vector<std::string*> plaintexts_;
+};
+
+// What a call adds to its audit record at the end (nothing, by default).
+struct NoDetail {
+  void operator()(AuditRecord&) const {}
+};
+
+// A unary call's key, version and sizes.
+template <typename Request, typename Response>
+auto UnaryDetail(const Request& request, const Response& response) {
+  return [&request, &response](AuditRecord& record) {
+    record.key = request.key();
+    record.key_version = response.key_version();
+    record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
+    record.response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+  };
+}
+
+// The same for a call in its wire form: the sizes are the messages' own.
+template <typename Request, typename Response>
+auto WireDetail(const Request& request, const Response& response,
+                const grpc::ByteBuffer& wire_request, const grpc::ByteBuffer& wire_response) {
+  return [&](AuditRecord& record) {
+    record.key = request.key();
+    record.key_version = response.key_version();
+    record.request_bytes = static_cast<int64_t>(wire_request.Length());
+    record.response_bytes = static_cast<int64_t>(wire_response.Length());
+  };
+}
+
+// Parses a request as gRPC would for a typed method (the same parser), but answers
+// a malformed one with INVALID_ARGUMENT and its type, not INTERNAL.
+template <typename Request>
+absl::Status ParseRequest(const grpc::ByteBuffer& wire, Request& request) {
+  grpc::ByteBuffer shared(wire);  // the same slices; parsing consumes the buffer
+  if (!grpc::SerializationTraits<Request>::Deserialize(&shared, &request).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name()));
+  }
+  return absl::OkStatus();
+}
+
+// A batch call's items, failures, the keys it named and sizes.
+template <typename Request, typename Response>
+auto BatchDetail(const Request& request, const Response& response) {
+  return [&request, &response](AuditRecord& record) {
+    record.items = request.items_size();
+    for (const auto& item : request.items()) {
+      if (std::find(record.keys.begin(), record.keys.end(), item.key()) != record.keys.end()) {
+        continue;
+      }
+      if (record.keys.size() == kMaxAuditedKeys) {
+        record.keys_truncated = true;
+        break;
+      }
+      record.keys.push_back(item.key());
+    }
+    for (const auto& result : response.results()) {
+      if (result.has_error()) ++record.failed_items;
+    }
+    record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
+    record.response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+  };
+}
+
+// Finishes a unary call and records it: metrics, and the audit log when it is on.
+class UnaryCall {
+ public:
+  UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, AuditLog* audit,
+            const char* method)
+      : context_(context),
+        metrics_(metrics),
+        audit_(audit),
+        method_(method),
+        started_(absl::Now()) {
+    if (audit_ != nullptr) {
+      record_ =
+          StartAuditRecord(*audit_, *context, v1::Crypto::service_full_name(), method, started_);
+    }
+  }
+
+  absl::StatusOr<Caller> Authenticate(const Admission& admission) {
+    absl::StatusOr<Caller> caller = admission.Authenticate(*context_);
+    if (record_.has_value() && caller.ok()) AuditCaller(*caller, *record_);
+    return caller;
+  }
+
+  // `plaintexts` are fields of the response that hold plaintext: wiped at the end.
+  // `detail` adds the call's own fields to its audit record.
+  template <typename Detail = NoDetail>
+  grpc::ServerUnaryReactor* Done(const absl::Status& status,
+                                 std::vector<std::string*> plaintexts = {}, Detail detail = {}) {
+    RecordCallOutcome(
+        method_, status, started_, [this] { return context_->peer(); }, *metrics_);
+    if (record_.has_value()) {
+      detail(*record_);
+      if (!status.ok()) record_->response_bytes = 0;  // only the status is sent
+      FinishAuditRecord(*audit_, *std::move(record_), status.code());
+    }
+    grpc::ServerUnaryReactor* reactor =
+        plaintexts.empty() ? context_->DefaultReactor() : new WipeWhenDone(std::move(plaintexts));
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+
+ private:
+  grpc::CallbackServerContext* context_;
+  Metrics* metrics_;
+  AuditLog* audit_;
+  const char* method_;
+  absl::Time started_;
+  std::optional<AuditRecord> record_;
+};
+
+// The plaintext an item carries: a batch's items together carry at most
+// --max-unary-bytes of it (a ciphertext less the unary format's overhead).
+size_t PayloadBytes(const v1::SealRequest& item) { return item.plaintext().size(); }
+
+// The ciphertext an item names a key version in (none for Seal).
+absl::Span<const uint8_t> CiphertextOf(const v1::SealRequest&) { return {}; }
+template <typename CiphertextItem>
+absl::Span<const uint8_t> CiphertextOf(const CiphertextItem& item) {
+  return AsBytes(item.ciphertext());
+}
+template <typename CiphertextItem>
+size_t PayloadBytes(const CiphertextItem& item) {
+  return crypto::OpenedBytes(CiphertextOf(item));
+}
+
+// A batch call for an authenticated `caller`: the batch as a whole is checked (1 to
+// kMaxBatchItems items, their payloads together within `limit`), then `work`
+// (UnaryWork's Seal, Open or Rewrap) runs on every item into its own result; an
+// item's failure becomes that result's error and never touches the others.
+template <typename Items, typename Results, typename Work>
+absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engine,
+                        const Items& items, size_t limit, Results& results, Metrics& metrics,
+                        Work work) {
+  if (!caller.ok()) return caller.status();
+  if (items.empty() || items.size() > kMaxBatchItems) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch carries 1 to ", kMaxBatchItems,
+                                                   " items; this one has ", items.size()));
+  }
+  size_t total = 0;
+  for (const auto& item : items) total += PayloadBytes(item);
+  if (total > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the batch's items carry ", total, " bytes, over the limit of ", limit,
+                     " (--max-unary-bytes); split it into smaller batches"));
+  }
+  // A key or version this replica has not seen yet (made through another replica a
+  // moment ago?): one wait for the store covers every item, so a batch naming a
+  // thousand unknown keys waits once, not a thousand times.
+  for (const auto& item : items) {
+    if (engine.Behind(*caller->snapshot, caller->tenant, item.key(), CiphertextOf(item))) {
+      if (std::shared_ptr<const Snapshot> fresher = engine.Fresher()) {
+        caller->snapshot = std::move(fresher);
+      }
+      break;
+    }
+  }
+  caller->may_catch_up = false;
+  results.Reserve(items.size());
+  for (const auto& item : items) {
+    auto* result = results.Add();
+    if (absl::Status s = work(*caller, item, *result); !s.ok()) {
+      // The call itself ends OK, so its items' failed decryptions are counted here
+      // (a unary call's by its outcome).
+      if (crypto::IsDecryptionFailure(s)) metrics.CountDecryptionFailure();
+      *result->mutable_error() = ToItemError(s);  // replaces any partial result
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
+                             CryptoLimits limits, Metrics* metrics, AuditLog* audit)
+    : keystore_(keystore),
+      admission_(keystore, authenticator),
+      limits_(limits),
+      metrics_(metrics),
+      audit_(audit),
+      engine_(keystore->epochs(), limits.max_decryption_failures_per_key,
+              [keystore] { return keystore->CaughtUpSnapshot(); }),
+      work_(engine_, *metrics, limits.max_unary_bytes),
+      streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
+
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
+    grpc::CallbackServerContext* context, const char* method, const grpc::ByteBuffer& wire_request,
+    grpc::ByteBuffer& wire_response, UnaryWorkFunction<Request, Response> work, bool secret) {
+  UnaryCall call(context, metrics_, audit_, method);
+  Request request;
+  Response response;
+  crypto::OutputBytes output;
+  // Parsed first, as gRPC does for a typed call, so a refusal's audit line has the key.
+  absl::Status status = ParseRequest(wire_request, request);
+  if (status.ok()) {
+    absl::StatusOr<Caller> caller = call.Authenticate(admission_);
+    status = caller.ok() ? work(*caller, request, response, output) : caller.status();
+  }
+  if (status.ok()) {
+    wire_response = ResponseAroundBytes(/*field=*/1, std::move(output), secret, response);
+  } else if (secret) {
+    crypto::SecureWipe(output.data(), output.size());  // a failure's partial output
+  }
+  return call.Done(status, {}, WireDetail(request, response, wire_request, wire_response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) {
+  auto seal = [this](const Caller& caller, const v1::SealRequest& request,
+                     v1::SealResponse& response, crypto::OutputBytes& ciphertext) {
+    return work_.Seal(caller, request, response, ciphertext);
+  };
+  return OutputFirstCall<v1::SealRequest, v1::SealResponse>(context, "Seal", *request, *response,
+                                                            seal, /*secret=*/false);
+}
+
+grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) {
+  auto open = [this](const Caller& caller, const v1::OpenRequest& request,
+                     v1::OpenResponse& response, crypto::OutputBytes& plaintext) {
+    return work_.Open(caller, request, response, plaintext);
+  };
+  return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(context, "Open", *request, *response,
+                                                            open, /*secret=*/true);
+}
+
+grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  auto rewrap = [this](const Caller& caller, const v1::RewrapRequest& request,
+                       v1::RewrapResponse& response, crypto::OutputBytes& ciphertext) {
+    return work_.Rewrap(caller, request, response, ciphertext);
+  };
+  return OutputFirstCall<v1::RewrapRequest, v1::RewrapResponse>(context, "Rewrap", *request,
+                                                                *response, rewrap,
+                                                                /*secret=*/false);
+}
+
+grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
+                                                   const v1::SealBatchRequest* request,
+                                                   v1::SealBatchResponse* response) {
+  UnaryCall call(context, metrics_, audit_, "SealBatch");
+  absl::Status status = ServeBatch(
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
+        v1::SealResponse& sealed = *result.mutable_sealed();
+        return work_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
+      });
+  return call.Done(status, {}, BatchDetail(*request, *response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* context,
+                                                   const v1::OpenBatchRequest* request,
+                                                   v1::OpenBatchResponse* response) {
+  UnaryCall call(context, metrics_, audit_, "OpenBatch");
+  absl::Status status = ServeBatch(
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
+        v1::OpenResponse& opened = *result.mutable_opened();
+        return work_.Open(caller, item, opened, *opened.mutable_plaintext());
+      });
+  std::vector<std::string*> plaintexts;
+  for (v1::OpenBatchResult& result : *response->mutable_results()) {
+    if (result.has_opened()) plaintexts.push_back(result.mutable_opened()->mutable_plaintext());
+  }
+  return call.Done(status, std::move(plaintexts), BatchDetail(*request, *response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::RewrapBatch(grpc::CallbackServerContext* context,
+                                                     const v1::RewrapBatchRequest* request,
+                                                     v1::RewrapBatchResponse* response) {
+  UnaryCall call(context, metrics_, audit_, "RewrapBatch");
+  absl::Status status = ServeBatch(
+      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      *response->mutable_results(), *metrics_,
+      [&](const Caller& caller, const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
+        v1::RewrapResponse& rewrapped = *result.mutable_rewrapped();
+        return work_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
+      });
+  return call.Done(status, {}, BatchDetail(*request, *response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(grpc::CallbackServerContext* context,
+                                                         const v1::GenerateDataKeyRequest* request,
+                                                         v1::GenerateDataKeyResponse* response) {
+  UnaryCall call(context, metrics_, audit_, "GenerateDataKey");
+  // The key is made in the response's own field, and wiped there at the end whether
+  // or not it is sent.
+  std::string* data_key = response->mutable_plaintext();
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
+  const absl::Status status =
+      caller.ok() ? work_.GenerateDataKey(*caller, *request, *response) : caller.status();
+  return call.Done(status, {data_key}, UnaryDetail(*request, *response));
+}
+
+grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext* context,
+                                                    const v1::RenewTokenRequest* request,
+                                                    v1::RenewTokenResponse* response) {
+  UnaryCall call(context, metrics_, audit_, "RenewToken");
+  absl::StatusOr<Caller> caller = call.Authenticate(admission_);
+  if (!caller.ok()) return call.Done(caller.status());
+  if (caller->grant == nullptr) {
+    return call.Done(absl::FailedPreconditionError(
+        "only a bearer token can be renewed; this call came with a client certificate"));
+  }
+  // A keystore write, like an admin call: rare, and bounded by the store's timeout.
+  absl::StatusOr<IssuedToken> renewed = keystore_->tokens().RenewToken(
+      caller->tenant, caller->grant->id,
+      absl::Seconds(request->ttl().seconds()) + absl::Nanoseconds(request->ttl().nanos()));
+  if (!renewed.ok()) return call.Done(renewed.status());
+  response->set_token(renewed->token);
+  response->set_token_id(renewed->info.id);
+  response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(renewed->info.expire_time));
+  return call.Done(absl::OkStatus(), {response->mutable_token()},
+                   [&](AuditRecord& record) { record.target_token_id = renewed->info.id; });
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(
+    grpc::CallbackServerContext* context) {
+  return StreamCall::Start(context, "SealStream", admission_, streams_, *metrics_, audit_,
+                           NewSealStreamHandler(engine_, *metrics_));
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::OpenStream(
+    grpc::CallbackServerContext* context) {
+  return StreamCall::Start(context, "OpenStream", admission_, streams_, *metrics_, audit_,
+                           NewOpenStreamHandler(engine_, *metrics_));
+}
+
+}  // namespace sealbox::server

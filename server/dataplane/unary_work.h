@@ -1,0 +1,55 @@
+// Seal, Open and Rewrap of one request for an authenticated caller: the request's
+// own checks (key name, sizes, checksums), the engine's work, the response's fields
+// and the metrics. A unary call is one request; a batch call runs one per item.
+#ifndef SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
+#define SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "crypto/format/output_bytes.h"
+#include "crypto/format/unary.h"
+#include "sealbox/v1/data.pb.h"
+#include "server/dataplane/admission.h"
+#include "server/dataplane/crypto_engine.h"
+#include "server/metrics/metrics.h"
+
+namespace sealbox::server {
+
+class UnaryWork {
+ public:
+  // `max_plaintext_bytes` is --max-unary-bytes.
+  UnaryWork(CryptoEngine& engine, Metrics& metrics, size_t max_plaintext_bytes)
+      : engine_(engine), metrics_(metrics), max_plaintext_bytes_(max_plaintext_bytes) {}
+
+  // Seal, Open and Rewrap write their one large output (a ciphertext or a plaintext)
+  // into their last argument, not into the response, which gets its checksum:
+  // crypto::OutputBytes for a unary call (sent as it is, never zero-filled first),
+  // or the response's own field for a batch item (std::string).
+  template <typename Output>
+  absl::Status Seal(const Caller& caller, const v1::SealRequest& request,
+                    v1::SealResponse& response, Output& ciphertext);
+  // The caller wipes `plaintext` once it is sent (a failure leaves it wiped and empty).
+  template <typename Output>
+  absl::Status Open(const Caller& caller, const v1::OpenRequest& request,
+                    v1::OpenResponse& response, Output& plaintext);
+  template <typename Output>
+  absl::Status Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+                      v1::RewrapResponse& response, Output& ciphertext);
+  // Makes the data key in response.plaintext() (cleared unless asked for): the
+  // caller wipes that field once the call is done, whatever its outcome.
+  absl::Status GenerateDataKey(const Caller& caller, const v1::GenerateDataKeyRequest& request,
+                               v1::GenerateDataKeyResponse& response);
+
+  size_t max_plaintext_bytes() const { return max_plaintext_bytes_; }
+  size_t max_ciphertext_bytes() const { return max_plaintext_bytes_ + crypto::kUnaryOverheadBytes; }
+
+ private:
+  CryptoEngine& engine_;
+  Metrics& metrics_;
+  const size_t max_plaintext_bytes_;
+};
+
+}  // namespace sealbox::server
+
+#endif  // SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
