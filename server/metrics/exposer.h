@@ -1,6 +1,7 @@
 // Serves Metrics at GET /metrics over plain HTTP, for Prometheus: prometheus-cpp's
 // Exposer (civetweb) on the --metrics-listen address, which also adds its own
-// exposer_* series. Anything but /metrics answers 404.
+// exposer_* series. Paths outside /metrics answer 404 (civetweb matches by
+// prefix, so /metrics/x is /metrics).
 #ifndef SEALBOX_SERVER_METRICS_EXPOSER_H_
 #define SEALBOX_SERVER_METRICS_EXPOSER_H_
 
