@@ -3,8 +3,8 @@
 //
 // The formats make room for a segment's output and then let the cipher write every
 // byte of it. std::string's and std::vector's resize zero that room first: one more
-// pass over every output byte, for nothing (in a SealStream of 1 MiB messages, about
-// 40% of what AES-256-GCM itself cost). C++17 has no resize_and_overwrite, so the
+// pass over every output byte, for nothing (a large share of a stream's cost beside
+// the cipher: docs/PERFORMANCE.md). C++17 has no resize_and_overwrite, so the
 // buffer that must not pay for it is a vector whose allocator default-initializes:
 // for uint8_t, that writes nothing.
 #ifndef SEALBOX_CRYPTO_FORMAT_OUTPUT_BYTES_H_

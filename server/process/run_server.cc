@@ -327,7 +327,7 @@ int Run(const std::vector<grpc::Service*>& extra_services) {
   TuneMalloc();
   // absl::Mutex checks lock order against one process-wide graph, under a global
   // lock, on every acquisition unless told not to (Debian's absl has the check on):
-  // 1-2% of a unary call's server time, and a point where threads queue. Tests keep
+  // a cost in every call's profile, and a point where threads queue. Tests keep
   // the check; the server does not pay for it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
