@@ -112,8 +112,19 @@ std::shared_ptr<SealingEpoch> Epochs::ForSealing(const KeyContext& context,
   }
   auto sealing = std::make_shared<SealingEpoch>(std::move(material), context);
   absl::MutexLock lock(&mutex_);
+  // Without sweeps (idle_sweep zero) the list is pruned here instead, whenever it has
+  // doubled, so rotations cannot grow it without bound.
+  if (sealing_.size() >= 2 * pruned_size_ + 64) {
+    PruneReleased();
+    pruned_size_ = sealing_.size();
+  }
   sealing_.push_back(sealing);
   return sealing;
+}
+
+void Epochs::PruneReleased() {
+  auto gone = [](const std::weak_ptr<SealingEpoch>& e) { return e.expired(); };
+  sealing_.erase(std::remove_if(sealing_.begin(), sealing_.end(), gone), sealing_.end());
 }
 
 absl::StatusOr<std::shared_ptr<const EpochSubkey>> Epochs::ForOpening(
@@ -129,8 +140,8 @@ size_t Epochs::DropIdle() {
   std::vector<std::shared_ptr<SealingEpoch>> held;
   {
     absl::MutexLock lock(&mutex_);
-    auto gone = [](const std::weak_ptr<SealingEpoch>& e) { return e.expired(); };
-    sealing_.erase(std::remove_if(sealing_.begin(), sealing_.end(), gone), sealing_.end());
+    PruneReleased();
+    pruned_size_ = sealing_.size();
     held.reserve(sealing_.size());
     for (const std::weak_ptr<SealingEpoch>& e : sealing_) {
       if (std::shared_ptr<SealingEpoch> live = e.lock()) held.push_back(std::move(live));

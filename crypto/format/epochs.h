@@ -141,8 +141,16 @@ class Epochs {
   // epoch handed out and still held: returns how many it dropped.
   size_t DropIdle();
 
+  // How many sealing epochs it keeps track of, released ones not yet pruned included.
+  size_t TrackedForTesting() {
+    absl::MutexLock lock(&mutex_);
+    return sealing_.size();
+  }
+
  private:
   void SweepUntilStopped();
+  // Forgets the sealing epochs no snapshot holds any more.
+  void PruneReleased() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const Limits limits_;
   EpochCache cache_;
@@ -150,6 +158,7 @@ class Epochs {
   // Every sealing epoch handed out; the ones no snapshot holds any more are pruned
   // at each sweep.
   std::vector<std::weak_ptr<SealingEpoch>> sealing_ ABSL_GUARDED_BY(mutex_);
+  size_t pruned_size_ ABSL_GUARDED_BY(mutex_) = 0;  // its size after the last prune
   absl::Notification stopping_;
   std::thread sweeper_;
 };

@@ -252,6 +252,23 @@ TEST(EpochsTest, DropIdleSweepsEveryEpochHandedOutAndStillHeld) {
   EXPECT_FALSE(cold->warm());
 }
 
+TEST(EpochsTest, EpochsNoLongerHeldAreForgottenEvenWithoutSweeps) {
+  Epochs epochs;  // no sweeper
+  std::shared_ptr<SealingEpoch> held = epochs.ForSealing({"acme", "k", 1}, Material(), nullptr);
+  std::weak_ptr<SealingEpoch> first_released;
+  for (uint32_t version = 2; version < 10000; ++version) {
+    // A key rotated again and again: each epoch is released by the next.
+    auto sealing = epochs.ForSealing({"acme", "rotated", version}, Material(), nullptr);
+    if (version == 2) first_released = sealing;
+  }
+  EXPECT_TRUE(first_released.expired());
+  // Pruned as it grew: a few dozen at most, not 10,000.
+  EXPECT_LE(epochs.TrackedForTesting(), 130u);
+  ASSERT_TRUE(held->Current().ok());
+  EXPECT_EQ(epochs.DropIdle(), 0u);
+  EXPECT_EQ(epochs.DropIdle(), 1u);  // only `held` was left to sweep
+}
+
 TEST(EpochsTest, ItsOwnThreadSweepsAtTheGivenPeriod) {
   Epochs epochs(Epochs::Limits{/*max_cached=*/4, /*idle_sweep=*/absl::Milliseconds(10)});
   auto sealing = epochs.ForSealing({"acme", "k", 1}, Material(), nullptr);
