@@ -114,10 +114,7 @@ std::shared_ptr<SealingEpoch> Epochs::ForSealing(const KeyContext& context,
   absl::MutexLock lock(&mutex_);
   // Without sweeps (idle_sweep zero) the list is pruned here instead, whenever it has
   // doubled, so rotations cannot grow it without bound.
-  if (sealing_.size() >= 2 * pruned_size_ + 64) {
-    PruneReleased();
-    pruned_size_ = sealing_.size();
-  }
+  if (sealing_.size() >= 2 * pruned_size_ + 64) PruneReleased();
   sealing_.push_back(sealing);
   return sealing;
 }
@@ -125,6 +122,7 @@ std::shared_ptr<SealingEpoch> Epochs::ForSealing(const KeyContext& context,
 void Epochs::PruneReleased() {
   auto gone = [](const std::weak_ptr<SealingEpoch>& e) { return e.expired(); };
   sealing_.erase(std::remove_if(sealing_.begin(), sealing_.end(), gone), sealing_.end());
+  pruned_size_ = sealing_.size();
 }
 
 absl::StatusOr<std::shared_ptr<const EpochSubkey>> Epochs::ForOpening(
@@ -141,7 +139,6 @@ size_t Epochs::DropIdle() {
   {
     absl::MutexLock lock(&mutex_);
     PruneReleased();
-    pruned_size_ = sealing_.size();
     held.reserve(sealing_.size());
     for (const std::weak_ptr<SealingEpoch>& e : sealing_) {
       if (std::shared_ptr<SealingEpoch> live = e.lock()) held.push_back(std::move(live));

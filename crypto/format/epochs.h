@@ -149,7 +149,7 @@ class Epochs {
 
  private:
   void SweepUntilStopped();
-  // Forgets the sealing epochs no snapshot holds any more.
+  // Forgets the sealing epochs no snapshot holds any more, and notes the size left.
   void PruneReleased() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const Limits limits_;

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/dataplane/bytes.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/testing/test_store.h"
 
@@ -18,10 +19,6 @@ namespace sealbox::server {
 namespace {
 
 using ::testing::HasSubstr;
-
-absl::Span<const uint8_t> Bytes(const std::string& s) {
-  return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
 
 class CryptoEngineTest : public ::testing::Test {
  protected:
@@ -48,7 +45,7 @@ class CryptoEngineTest : public ::testing::Test {
   std::string Seal(CryptoEngine& engine, const std::string& tenant, const std::string& plaintext) {
     std::string ciphertext;
     absl::StatusOr<uint32_t> version = engine.Seal(*keystore_->snapshot(), tenant, "k",
-                                                   Bytes(plaintext), Bytes("aad"), ciphertext);
+                                                   AsBytes(plaintext), AsBytes("aad"), ciphertext);
     EXPECT_TRUE(version.ok()) << version.status();
     return ciphertext;
   }
@@ -57,7 +54,7 @@ class CryptoEngineTest : public ::testing::Test {
                                    const std::string& ciphertext) {
     std::string plaintext;
     absl::StatusOr<uint32_t> version = engine.Open(*keystore_->snapshot(), tenant, "k",
-                                                   Bytes(ciphertext), Bytes("aad"), plaintext);
+                                                   AsBytes(ciphertext), AsBytes("aad"), plaintext);
     if (!version.ok()) return version.status();
     return plaintext;
   }
@@ -71,20 +68,20 @@ class CryptoEngineTest : public ::testing::Test {
 TEST_F(CryptoEngineTest, WhatItSealsOpensUnderTheVersionItNames) {
   auto engine = Engine();
   std::string ciphertext;
-  absl::StatusOr<uint32_t> sealed = engine->Seal(*keystore_->snapshot(), "acme", "k",
-                                                 Bytes("attack at dawn"), Bytes("aad"), ciphertext);
+  absl::StatusOr<uint32_t> sealed = engine->Seal(
+      *keystore_->snapshot(), "acme", "k", AsBytes("attack at dawn"), AsBytes("aad"), ciphertext);
   ASSERT_TRUE(sealed.ok()) << sealed.status();
   EXPECT_EQ(*sealed, 1u);
   std::string plaintext;
-  absl::StatusOr<uint32_t> opened =
-      engine->Open(*keystore_->snapshot(), "acme", "k", Bytes(ciphertext), Bytes("aad"), plaintext);
+  absl::StatusOr<uint32_t> opened = engine->Open(*keystore_->snapshot(), "acme", "k",
+                                                 AsBytes(ciphertext), AsBytes("aad"), plaintext);
   ASSERT_TRUE(opened.ok()) << opened.status();
   EXPECT_EQ(*opened, 1u);
   EXPECT_EQ(plaintext, "attack at dawn");
   // The associated data is bound in.
   std::string wrong;
   absl::StatusOr<uint32_t> other_aad =
-      engine->Open(*keystore_->snapshot(), "acme", "k", Bytes(ciphertext), Bytes("AAD"), wrong);
+      engine->Open(*keystore_->snapshot(), "acme", "k", AsBytes(ciphertext), AsBytes("AAD"), wrong);
   EXPECT_THAT(other_aad.status().message(), HasSubstr("decryption failed"));
   EXPECT_TRUE(wrong.empty());
 }
@@ -99,7 +96,7 @@ TEST_F(CryptoEngineTest, TenantsAreIsolated) {
   // A key that exists only elsewhere is NOT_FOUND like one that exists nowhere.
   std::string out;
   absl::StatusOr<uint32_t> nowhere =
-      engine->Seal(*keystore_->snapshot(), "nobody", "k", Bytes("x"), {}, out);
+      engine->Seal(*keystore_->snapshot(), "nobody", "k", AsBytes("x"), {}, out);
   EXPECT_TRUE(absl::IsNotFound(nowhere.status())) << nowhere.status();
 }
 
@@ -109,7 +106,7 @@ TEST_F(CryptoEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) {
   ASSERT_TRUE(keystore_->keys().RotateKey("acme", "k").ok());
   std::string fresh;
   absl::StatusOr<uint32_t> version =
-      engine->Seal(*keystore_->snapshot(), "acme", "k", Bytes("after"), Bytes("aad"), fresh);
+      engine->Seal(*keystore_->snapshot(), "acme", "k", AsBytes("after"), AsBytes("aad"), fresh);
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(*version, 2u);
   EXPECT_EQ(*Open(*engine, "acme", old), "before");
@@ -117,7 +114,7 @@ TEST_F(CryptoEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) {
 
   std::string rewrapped;
   absl::StatusOr<Rewrapped> r =
-      engine->Rewrap(*keystore_->snapshot(), "acme", "k", Bytes(old), Bytes("aad"), rewrapped);
+      engine->Rewrap(*keystore_->snapshot(), "acme", "k", AsBytes(old), AsBytes("aad"), rewrapped);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->previous_key_version, 1u);
   EXPECT_EQ(r->key_version, 2u);
@@ -163,15 +160,15 @@ TEST_F(CryptoEngineTest, AKeyTheSnapshotLacksIsWaitedForOnlyWhenAllowed) {
   ASSERT_TRUE(keystore_->keys().CreateKey("acme", "new", KeyAlgorithm::kAes256Gcm).ok());
   std::string out;
   absl::StatusOr<uint32_t> waited =
-      engine->Seal(*before, "acme", "new", Bytes("x"), {}, out, /*may_catch_up=*/true);
+      engine->Seal(*before, "acme", "new", AsBytes("x"), {}, out, /*may_catch_up=*/true);
   EXPECT_TRUE(waited.ok()) << waited.status();
   EXPECT_EQ(catch_ups_, 1);
   absl::StatusOr<uint32_t> not_waited =
-      engine->Seal(*before, "acme", "new", Bytes("x"), {}, out, /*may_catch_up=*/false);
+      engine->Seal(*before, "acme", "new", AsBytes("x"), {}, out, /*may_catch_up=*/false);
   EXPECT_TRUE(absl::IsNotFound(not_waited.status())) << not_waited.status();
   EXPECT_EQ(catch_ups_, 1);
   // A key the snapshot has needs no waiting.
-  ASSERT_TRUE(engine->Seal(*before, "acme", "k", Bytes("x"), {}, out).ok());
+  ASSERT_TRUE(engine->Seal(*before, "acme", "k", AsBytes("x"), {}, out).ok());
   EXPECT_EQ(catch_ups_, 1);
 }
 
