@@ -11,6 +11,7 @@ below without test_, or "all"); the fast stage runs the short replica cut.
 """
 import calendar
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -75,8 +76,10 @@ def server_heal_times(log, heals_at):
 
 
 def percentile(values, fraction):
+    """The nearest-rank percentile: of 100 values, p99 is the 99th smallest (the
+    largest is p100)."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
 @unittest.skipIf(available() is not None, f"SKIPPED: {available()}")
@@ -236,6 +239,7 @@ class Partitions(unittest.TestCase):
             heals_at.append(time.time())
             refused, code = poller.stdout.readline().split()
             poller.wait(timeout=20)
+            poller.stdout.close()
             self.assertEqual(code, "UNAUTHENTICATED")
             latencies.append((float(refused) - healed) * 1000)
             time.sleep(0.2)
