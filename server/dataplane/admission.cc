@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/dataplane/crypto_limits.h"
+#include "server/dataplane/data_plane_limits.h"
 #include "server/keystore/names.h"
 
 namespace sealbox::server {

@@ -1,4 +1,4 @@
-// What every Crypto call checks before any work: that the keystore has loaded, who
+// What every data-plane call checks before any work: that the keystore has loaded, who
 // is calling (their tenant), the key name, the associated data's size and the
 // message's size.
 #ifndef SEALBOX_SERVER_DATAPLANE_ADMISSION_H_

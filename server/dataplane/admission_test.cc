@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/dataplane/crypto_limits.h"
+#include "server/dataplane/data_plane_limits.h"
 
 namespace sealbox::server {
 namespace {

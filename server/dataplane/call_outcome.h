@@ -1,4 +1,4 @@
-// What a Crypto call ended with, in the metrics and the log.
+// What a data-plane call ended with, in the metrics and the log.
 #ifndef SEALBOX_SERVER_DATAPLANE_CALL_OUTCOME_H_
 #define SEALBOX_SERVER_DATAPLANE_CALL_OUTCOME_H_
 

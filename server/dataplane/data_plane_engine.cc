@@ -1,4 +1,4 @@
-#include "server/dataplane/crypto_engine.h"
+#include "server/dataplane/data_plane_engine.h"
 
 #include <algorithm>
 #include <utility>
@@ -45,33 +45,33 @@ absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
       "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
 }
 
-CryptoEngine::CryptoEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures,
-                           CatchUp catch_up)
+DataPlaneEngine::DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures,
+                                 CatchUp catch_up)
     : epochs_(epochs), failure_limit_(max_decryption_failures), catch_up_(std::move(catch_up)) {}
 
-uint32_t CryptoEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
+uint32_t DataPlaneEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   return header.ok() ? header->key_version : 0;
 }
 
 // Replicas learn of a rotation within milliseconds, but a client balancing over
 // them can seal on one and open on another within those milliseconds.
-bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
-                          const std::string& key, uint32_t version) const {
+bool DataPlaneEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                             const std::string& key, uint32_t version) const {
   const KeyEntry* entry = snapshot.FindKey(tenant, key);
   return entry == nullptr ||
          (!entry->versions.empty() && version > entry->versions.rbegin()->first);
 }
 
-bool CryptoEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
-                          const std::string& key, absl::Span<const uint8_t> ciphertext) const {
+bool DataPlaneEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
+                             const std::string& key, absl::Span<const uint8_t> ciphertext) const {
   return Behind(snapshot, tenant, key, VersionIn(ciphertext));
 }
 
-absl::Status CryptoEngine::NotKnownYet(const Snapshot& current, const std::string& tenant,
-                                       const std::string& key, uint32_t version,
-                                       const std::shared_ptr<const Snapshot>& fresher,
-                                       bool may_catch_up) const {
+absl::Status DataPlaneEngine::NotKnownYet(const Snapshot& current, const std::string& tenant,
+                                          const std::string& key, uint32_t version,
+                                          const std::shared_ptr<const Snapshot>& fresher,
+                                          bool may_catch_up) const {
   if (!may_catch_up || catch_up_ == nullptr || fresher != nullptr || version == 0 ||
       !Behind(current, tenant, key, version)) {
     return absl::OkStatus();
@@ -82,14 +82,14 @@ absl::Status CryptoEngine::NotKnownYet(const Snapshot& current, const std::strin
                    "of it now: try again, or another replica"));
 }
 
-std::shared_ptr<const Snapshot> CryptoEngine::Fresher() const {
+std::shared_ptr<const Snapshot> DataPlaneEngine::Fresher() const {
   return catch_up_ != nullptr ? catch_up_() : nullptr;
 }
 
-const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
-                                       const std::string& key, uint32_t version,
-                                       std::shared_ptr<const Snapshot>& fresher,
-                                       bool may_catch_up) const {
+const Snapshot& DataPlaneEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
+                                          const std::string& key, uint32_t version,
+                                          std::shared_ptr<const Snapshot>& fresher,
+                                          bool may_catch_up) const {
   if (!may_catch_up || catch_up_ == nullptr || !Behind(snapshot, tenant, key, version)) {
     return snapshot;
   }
@@ -98,11 +98,11 @@ const Snapshot& CryptoEngine::CaughtUp(const Snapshot& snapshot, const std::stri
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot, const std::string& tenant,
-                                            const std::string& key,
-                                            absl::Span<const uint8_t> plaintext,
-                                            absl::Span<const uint8_t> aad, Output& ciphertext,
-                                            bool may_catch_up) {
+absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot& snapshot, const std::string& tenant,
+                                               const std::string& key,
+                                               absl::Span<const uint8_t> plaintext,
+                                               absl::Span<const uint8_t> aad, Output& ciphertext,
+                                               bool may_catch_up) {
   std::shared_ptr<const Snapshot> fresher;
   const KeyEntry* entry =
       CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up).FindKey(tenant, key);
@@ -115,7 +115,7 @@ absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot& snapshot, const std:
   return (*epoch)->version();
 }
 
-absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyForOpen(
+absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> DataPlaneEngine::SubkeyForOpen(
     const KeyEntry& entry, const crypto::UnaryHeader& header) {
   absl::StatusOr<const KeyVersionEntry*> version = entry.VersionForOpen(header.key_version);
   if (!version.ok()) return UnknownVersionIsDecryptionFailure(version.status());
@@ -124,11 +124,11 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> CryptoEngine::SubkeyF
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot, const std::string& tenant,
-                                            const std::string& key,
-                                            absl::Span<const uint8_t> ciphertext,
-                                            absl::Span<const uint8_t> aad, Output& plaintext,
-                                            bool may_catch_up) {
+absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot& snapshot, const std::string& tenant,
+                                               const std::string& key,
+                                               absl::Span<const uint8_t> ciphertext,
+                                               absl::Span<const uint8_t> aad, Output& plaintext,
+                                               bool may_catch_up) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
@@ -147,9 +147,10 @@ absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot& snapshot, const std:
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
-                                                absl::Span<const uint8_t> ciphertext,
-                                                absl::Span<const uint8_t> aad, Output& plaintext) {
+absl::StatusOr<uint32_t> DataPlaneEngine::OpenWith(const KeyEntry& entry,
+                                                   absl::Span<const uint8_t> ciphertext,
+                                                   absl::Span<const uint8_t> aad,
+                                                   Output& plaintext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> subkey = SubkeyForOpen(entry, *header);
@@ -165,11 +166,11 @@ absl::StatusOr<uint32_t> CryptoEngine::OpenWith(const KeyEntry& entry,
 }
 
 template <typename Output>
-absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot, const std::string& tenant,
-                                               const std::string& key,
-                                               absl::Span<const uint8_t> ciphertext,
-                                               absl::Span<const uint8_t> aad,
-                                               Output& new_ciphertext, bool may_catch_up) {
+absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot& snapshot,
+                                                  const std::string& tenant, const std::string& key,
+                                                  absl::Span<const uint8_t> ciphertext,
+                                                  absl::Span<const uint8_t> aad,
+                                                  Output& new_ciphertext, bool may_catch_up) {
   if (absl::Status s =
           RefuseStream(ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
@@ -193,32 +194,38 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot& snapshot, const s
 }
 
 // The two outputs: a unary call's, and a protobuf field's (a batch item's).
-template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
-                                                     const std::string&, absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>,
-                                                     crypto::OutputBytes&, bool);
-template absl::StatusOr<uint32_t> CryptoEngine::Seal(const Snapshot&, const std::string&,
-                                                     const std::string&, absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>, std::string&, bool);
-template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
-                                                     const std::string&, absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>,
-                                                     crypto::OutputBytes&, bool);
-template absl::StatusOr<uint32_t> CryptoEngine::Open(const Snapshot&, const std::string&,
-                                                     const std::string&, absl::Span<const uint8_t>,
-                                                     absl::Span<const uint8_t>, std::string&, bool);
-template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot&, const std::string&,
                                                         const std::string&,
                                                         absl::Span<const uint8_t>,
                                                         absl::Span<const uint8_t>,
                                                         crypto::OutputBytes&, bool);
-template absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const Snapshot&, const std::string&,
+template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot&, const std::string&,
                                                         const std::string&,
                                                         absl::Span<const uint8_t>,
                                                         absl::Span<const uint8_t>, std::string&,
                                                         bool);
+template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>,
+                                                        crypto::OutputBytes&, bool);
+template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot&, const std::string&,
+                                                        const std::string&,
+                                                        absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>, std::string&,
+                                                        bool);
+template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot&, const std::string&,
+                                                           const std::string&,
+                                                           absl::Span<const uint8_t>,
+                                                           absl::Span<const uint8_t>,
+                                                           crypto::OutputBytes&, bool);
+template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot&, const std::string&,
+                                                           const std::string&,
+                                                           absl::Span<const uint8_t>,
+                                                           absl::Span<const uint8_t>, std::string&,
+                                                           bool);
 
-absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSealer(
+absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlaneEngine::NewStreamSealer(
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,
     absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
   std::shared_ptr<const Snapshot> fresher;
@@ -237,7 +244,7 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> CryptoEngine::NewStreamSea
                                       {tenant, key, entry->primary_version}, aad, segment_bytes);
 }
 
-absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpener(
+absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlaneEngine::NewStreamOpener(
     std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
     absl::Span<const uint8_t> aad) {
   std::shared_ptr<const Snapshot> fresher;
@@ -266,13 +273,13 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> CryptoEngine::NewStreamOpe
   return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
 }
 
-void CryptoEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
-                                                 const std::string& tenant,
-                                                 const std::string& key) {
+void DataPlaneEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
+                                                    const std::string& tenant,
+                                                    const std::string& key) {
   if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
 }
 
-void CryptoEngine::CountFailure(const KeyEntry& entry) {
+void DataPlaneEngine::CountFailure(const KeyEntry& entry) {
   if (failure_limit_.RecordFailure(entry)) {
     Log("decryption_limit_reached", "warning")
         .Add("tenant", entry.tenant)

@@ -1,7 +1,7 @@
 // Seal, Open, Rewrap and stream setup for one tenant's keys, in absl terms. The gRPC
-// service (crypto_service.cc) is a thin layer over this.
-#ifndef SEALBOX_SERVER_DATAPLANE_CRYPTO_ENGINE_H_
-#define SEALBOX_SERVER_DATAPLANE_CRYPTO_ENGINE_H_
+// service (data_plane_service.cc) is a thin layer over this.
+#ifndef SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_
+#define SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_
 
 #include <cstdint>
 #include <functional>
@@ -31,7 +31,7 @@ struct Rewrapped {
 // INVALID_ARGUMENT naming Open, anything else is OK (and fails or opens as usual).
 absl::Status CheckOpenStreamFormat(uint8_t first_byte);
 
-class CryptoEngine {
+class DataPlaneEngine {
  public:
   // Called when a call names a key this snapshot lacks, or a ciphertext a version
   // newer than any of its key: most likely made through another replica a moment
@@ -41,8 +41,8 @@ class CryptoEngine {
   // `epochs`: the keystore's (Keystore::epochs), which opens epochs other than a
   // key's sealing one; `max_decryption_failures` (0: none) is the per-key limit of
   // decryption_limit.h.
-  explicit CryptoEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures = 0,
-                        CatchUp catch_up = nullptr);
+  explicit DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures = 0,
+                           CatchUp catch_up = nullptr);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
@@ -144,4 +144,4 @@ class CryptoEngine {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_CRYPTO_ENGINE_H_
+#endif  // SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_

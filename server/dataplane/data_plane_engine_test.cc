@@ -1,8 +1,8 @@
-// CryptoEngine on its own, over a real keystore (the file backend in a temporary
+// DataPlaneEngine on its own, over a real keystore (the file backend in a temporary
 // directory): what it seals opens, with the version it names; tenants are isolated;
 // versions out of use do not open; forgeries fail alike and count against the key's
 // limit; a key or version this snapshot lacks is waited for only when allowed.
-#include "server/dataplane/crypto_engine.h"
+#include "server/dataplane/data_plane_engine.h"
 
 #include <cstdint>
 #include <memory>
@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class CryptoEngineTest : public ::testing::Test {
+class DataPlaneEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = testing::NewTestStore("file");
@@ -35,14 +35,15 @@ class CryptoEngineTest : public ::testing::Test {
   }
 
   // An engine over the keystore's epochs; `max_failures` 0: no limit.
-  std::unique_ptr<CryptoEngine> Engine(uint64_t max_failures = 0) {
-    return std::make_unique<CryptoEngine>(keystore_->epochs(), max_failures, [this] {
+  std::unique_ptr<DataPlaneEngine> Engine(uint64_t max_failures = 0) {
+    return std::make_unique<DataPlaneEngine>(keystore_->epochs(), max_failures, [this] {
       ++catch_ups_;
       return keystore_->snapshot();
     });
   }
 
-  std::string Seal(CryptoEngine& engine, const std::string& tenant, const std::string& plaintext) {
+  std::string Seal(DataPlaneEngine& engine, const std::string& tenant,
+                   const std::string& plaintext) {
     std::string ciphertext;
     absl::StatusOr<uint32_t> version = engine.Seal(*keystore_->snapshot(), tenant, "k",
                                                    AsBytes(plaintext), AsBytes("aad"), ciphertext);
@@ -50,7 +51,7 @@ class CryptoEngineTest : public ::testing::Test {
     return ciphertext;
   }
 
-  absl::StatusOr<std::string> Open(CryptoEngine& engine, const std::string& tenant,
+  absl::StatusOr<std::string> Open(DataPlaneEngine& engine, const std::string& tenant,
                                    const std::string& ciphertext) {
     std::string plaintext;
     absl::StatusOr<uint32_t> version = engine.Open(*keystore_->snapshot(), tenant, "k",
@@ -65,7 +66,7 @@ class CryptoEngineTest : public ::testing::Test {
   int catch_ups_ = 0;
 };
 
-TEST_F(CryptoEngineTest, WhatItSealsOpensUnderTheVersionItNames) {
+TEST_F(DataPlaneEngineTest, WhatItSealsOpensUnderTheVersionItNames) {
   auto engine = Engine();
   std::string ciphertext;
   absl::StatusOr<uint32_t> sealed = engine->Seal(
@@ -86,7 +87,7 @@ TEST_F(CryptoEngineTest, WhatItSealsOpensUnderTheVersionItNames) {
   EXPECT_TRUE(wrong.empty());
 }
 
-TEST_F(CryptoEngineTest, TenantsAreIsolated) {
+TEST_F(DataPlaneEngineTest, TenantsAreIsolated) {
   auto engine = Engine();
   const std::string ciphertext = Seal(*engine, "acme", "secret");
   // The other tenant's key of the same name fails like garbage.
@@ -100,7 +101,7 @@ TEST_F(CryptoEngineTest, TenantsAreIsolated) {
   EXPECT_TRUE(absl::IsNotFound(nowhere.status())) << nowhere.status();
 }
 
-TEST_F(CryptoEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) {
+TEST_F(DataPlaneEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) {
   auto engine = Engine();
   const std::string old = Seal(*engine, "acme", "before");
   ASSERT_TRUE(keystore_->keys().RotateKey("acme", "k").ok());
@@ -121,7 +122,7 @@ TEST_F(CryptoEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) {
   EXPECT_EQ(*Open(*engine, "acme", rewrapped), "before");
 }
 
-TEST_F(CryptoEngineTest, VersionsOutOfUseDoNotOpen) {
+TEST_F(DataPlaneEngineTest, VersionsOutOfUseDoNotOpen) {
   auto engine = Engine();
   const std::string v1 = Seal(*engine, "acme", "one");
   ASSERT_TRUE(keystore_->keys().RotateKey("acme", "k").ok());
@@ -135,7 +136,7 @@ TEST_F(CryptoEngineTest, VersionsOutOfUseDoNotOpen) {
   EXPECT_TRUE(absl::IsFailedPrecondition(below.status())) << below.status();
 }
 
-TEST_F(CryptoEngineTest, ForgeriesFailAlikeAndReachTheKeysLimit) {
+TEST_F(DataPlaneEngineTest, ForgeriesFailAlikeAndReachTheKeysLimit) {
   auto engine = Engine(/*max_failures=*/2);
   std::string forged = Seal(*engine, "acme", "payload");
   forged.back() ^= 1;  // the tag
@@ -154,7 +155,7 @@ TEST_F(CryptoEngineTest, ForgeriesFailAlikeAndReachTheKeysLimit) {
   EXPECT_EQ(*Open(*engine, "other", Seal(*engine, "other", "theirs")), "theirs");
 }
 
-TEST_F(CryptoEngineTest, AKeyTheSnapshotLacksIsWaitedForOnlyWhenAllowed) {
+TEST_F(DataPlaneEngineTest, AKeyTheSnapshotLacksIsWaitedForOnlyWhenAllowed) {
   auto engine = Engine();
   std::shared_ptr<const Snapshot> before = keystore_->snapshot();
   ASSERT_TRUE(keystore_->keys().CreateKey("acme", "new", KeyAlgorithm::kAes256Gcm).ok());
@@ -172,7 +173,7 @@ TEST_F(CryptoEngineTest, AKeyTheSnapshotLacksIsWaitedForOnlyWhenAllowed) {
   EXPECT_EQ(catch_ups_, 1);
 }
 
-TEST_F(CryptoEngineTest, AUnaryCiphertextIsNotAStream) {
+TEST_F(DataPlaneEngineTest, AUnaryCiphertextIsNotAStream) {
   auto engine = Engine();
   const std::string ciphertext = Seal(*engine, "acme", "unary");
   absl::Status status = CheckOpenStreamFormat(static_cast<uint8_t>(ciphertext[0]));

@@ -1,6 +1,6 @@
-// The Crypto service's limits, set by flags (server/process/run_server.cc).
-#ifndef SEALBOX_SERVER_DATAPLANE_CRYPTO_LIMITS_H_
-#define SEALBOX_SERVER_DATAPLANE_CRYPTO_LIMITS_H_
+// The data plane's limits, set by flags (server/process/run_server.cc).
+#ifndef SEALBOX_SERVER_DATAPLANE_DATA_PLANE_LIMITS_H_
+#define SEALBOX_SERVER_DATAPLANE_DATA_PLANE_LIMITS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@ namespace sealbox::server {
 // never chunked: it arrives in one message and is held whole for the call.
 inline constexpr size_t kMaxAssociatedDataBytes = 64 * 1024;
 
-struct CryptoLimits {
+struct DataPlaneLimits {
   // Largest plaintext (and ciphertext, less the format's overhead) of a unary call.
   size_t max_unary_bytes = 1 << 20;
   // Streams open at once; more are refused with RESOURCE_EXHAUSTED.
@@ -27,4 +27,4 @@ struct CryptoLimits {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_CRYPTO_LIMITS_H_
+#endif  // SEALBOX_SERVER_DATAPLANE_DATA_PLANE_LIMITS_H_

@@ -1,4 +1,4 @@
-#include "server/dataplane/crypto_service.h"
+#include "server/dataplane/data_plane_service.h"
 
 #include <algorithm>
 #include <optional>
@@ -14,7 +14,7 @@
 #include "server/audit/audit_call.h"
 #include "server/dataplane/bytes.h"
 #include "server/dataplane/call_outcome.h"
-#include "server/dataplane/crypto_streams.h"
+#include "server/dataplane/stream_handlers.h"
 #include "server/dataplane/wire_response.h"
 #include "server/grpc_status.h"
 
@@ -168,10 +168,10 @@ size_t PayloadBytes(const CiphertextItem& item) {
 
 // A batch call for an authenticated `caller`: the batch as a whole is checked (1 to
 // kMaxBatchItems items, their payloads together within `limit`), then `work`
-// (UnaryWork's Seal, Open or Rewrap) runs on every item into its own result; an
+// (UnaryRequests's Seal, Open or Rewrap) runs on every item into its own result; an
 // item's failure becomes that result's error and never touches the others.
 template <typename Items, typename Results, typename Work>
-absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engine,
+absl::Status ServeBatch(absl::StatusOr<Caller> caller, const DataPlaneEngine& engine,
                         const Items& items, size_t limit, Results& results, Metrics& metrics,
                         Work work) {
   if (!caller.ok()) return caller.status();
@@ -213,8 +213,8 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const CryptoEngine& engin
 
 }  // namespace
 
-CryptoService::CryptoService(Keystore* keystore, const Authenticator* authenticator,
-                             CryptoLimits limits, Metrics* metrics, AuditLog* audit)
+DataPlaneService::DataPlaneService(Keystore* keystore, const Authenticator* authenticator,
+                                   DataPlaneLimits limits, Metrics* metrics, AuditLog* audit)
     : keystore_(keystore),
       admission_(keystore, authenticator),
       limits_(limits),
@@ -226,9 +226,9 @@ CryptoService::CryptoService(Keystore* keystore, const Authenticator* authentica
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 
 template <typename Request, typename Response>
-grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
+grpc::ServerUnaryReactor* DataPlaneService::OutputFirstCall(
     grpc::CallbackServerContext* context, const char* method, const grpc::ByteBuffer& wire_request,
-    grpc::ByteBuffer& wire_response, UnaryWorkFunction<Request, Response> work, bool secret) {
+    grpc::ByteBuffer& wire_response, UnaryRequestsFunction<Request, Response> work, bool secret) {
   UnaryCall call(context, metrics_, audit_, method);
   Request request;
   Response response;
@@ -247,9 +247,9 @@ grpc::ServerUnaryReactor* CryptoService::OutputFirstCall(
   return call.Done(status, {}, WireDetail(request, response, wire_request, wire_response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* context,
-                                              const grpc::ByteBuffer* request,
-                                              grpc::ByteBuffer* response) {
+grpc::ServerUnaryReactor* DataPlaneService::Seal(grpc::CallbackServerContext* context,
+                                                 const grpc::ByteBuffer* request,
+                                                 grpc::ByteBuffer* response) {
   auto seal = [this](const Caller& caller, const v1::SealRequest& request,
                      v1::SealResponse& response, crypto::OutputBytes& ciphertext) {
     return work_.Seal(caller, request, response, ciphertext);
@@ -258,9 +258,9 @@ grpc::ServerUnaryReactor* CryptoService::Seal(grpc::CallbackServerContext* conte
                                                             seal, /*secret=*/false);
 }
 
-grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* context,
-                                              const grpc::ByteBuffer* request,
-                                              grpc::ByteBuffer* response) {
+grpc::ServerUnaryReactor* DataPlaneService::Open(grpc::CallbackServerContext* context,
+                                                 const grpc::ByteBuffer* request,
+                                                 grpc::ByteBuffer* response) {
   auto open = [this](const Caller& caller, const v1::OpenRequest& request,
                      v1::OpenResponse& response, crypto::OutputBytes& plaintext) {
     return work_.Open(caller, request, response, plaintext);
@@ -269,9 +269,9 @@ grpc::ServerUnaryReactor* CryptoService::Open(grpc::CallbackServerContext* conte
                                                             open, /*secret=*/true);
 }
 
-grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* context,
-                                                const grpc::ByteBuffer* request,
-                                                grpc::ByteBuffer* response) {
+grpc::ServerUnaryReactor* DataPlaneService::Rewrap(grpc::CallbackServerContext* context,
+                                                   const grpc::ByteBuffer* request,
+                                                   grpc::ByteBuffer* response) {
   auto rewrap = [this](const Caller& caller, const v1::RewrapRequest& request,
                        v1::RewrapResponse& response, crypto::OutputBytes& ciphertext) {
     return work_.Rewrap(caller, request, response, ciphertext);
@@ -281,9 +281,9 @@ grpc::ServerUnaryReactor* CryptoService::Rewrap(grpc::CallbackServerContext* con
                                                                 /*secret=*/false);
 }
 
-grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* context,
-                                                   const v1::SealBatchRequest* request,
-                                                   v1::SealBatchResponse* response) {
+grpc::ServerUnaryReactor* DataPlaneService::SealBatch(grpc::CallbackServerContext* context,
+                                                      const v1::SealBatchRequest* request,
+                                                      v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "SealBatch");
   absl::Status status = ServeBatch(
       call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
@@ -295,9 +295,9 @@ grpc::ServerUnaryReactor* CryptoService::SealBatch(grpc::CallbackServerContext* 
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* context,
-                                                   const v1::OpenBatchRequest* request,
-                                                   v1::OpenBatchResponse* response) {
+grpc::ServerUnaryReactor* DataPlaneService::OpenBatch(grpc::CallbackServerContext* context,
+                                                      const v1::OpenBatchRequest* request,
+                                                      v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "OpenBatch");
   absl::Status status = ServeBatch(
       call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
@@ -313,9 +313,9 @@ grpc::ServerUnaryReactor* CryptoService::OpenBatch(grpc::CallbackServerContext* 
   return call.Done(status, std::move(plaintexts), BatchDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::RewrapBatch(grpc::CallbackServerContext* context,
-                                                     const v1::RewrapBatchRequest* request,
-                                                     v1::RewrapBatchResponse* response) {
+grpc::ServerUnaryReactor* DataPlaneService::RewrapBatch(grpc::CallbackServerContext* context,
+                                                        const v1::RewrapBatchRequest* request,
+                                                        v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "RewrapBatch");
   absl::Status status = ServeBatch(
       call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
@@ -327,9 +327,9 @@ grpc::ServerUnaryReactor* CryptoService::RewrapBatch(grpc::CallbackServerContext
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(grpc::CallbackServerContext* context,
-                                                         const v1::GenerateDataKeyRequest* request,
-                                                         v1::GenerateDataKeyResponse* response) {
+grpc::ServerUnaryReactor* DataPlaneService::GenerateDataKey(
+    grpc::CallbackServerContext* context, const v1::GenerateDataKeyRequest* request,
+    v1::GenerateDataKeyResponse* response) {
   UnaryCall call(context, metrics_, audit_, "GenerateDataKey");
   // The key is made in the response's own field, and wiped there at the end whether
   // or not it is sent.
@@ -340,9 +340,9 @@ grpc::ServerUnaryReactor* CryptoService::GenerateDataKey(grpc::CallbackServerCon
   return call.Done(status, {data_key}, UnaryDetail(*request, *response));
 }
 
-grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext* context,
-                                                    const v1::RenewTokenRequest* request,
-                                                    v1::RenewTokenResponse* response) {
+grpc::ServerUnaryReactor* DataPlaneService::RenewToken(grpc::CallbackServerContext* context,
+                                                       const v1::RenewTokenRequest* request,
+                                                       v1::RenewTokenResponse* response) {
   UnaryCall call(context, metrics_, audit_, "RenewToken");
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   if (!caller.ok()) return call.Done(caller.status());
@@ -362,13 +362,13 @@ grpc::ServerUnaryReactor* CryptoService::RenewToken(grpc::CallbackServerContext*
                    [&](AuditRecord& record) { record.target_token_id = renewed->info.id; });
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::SealStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* DataPlaneService::SealStream(
     grpc::CallbackServerContext* context) {
   return StreamCall::Start(context, "SealStream", admission_, streams_, *metrics_, audit_,
                            NewSealStreamHandler(engine_, *metrics_));
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CryptoService::OpenStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* DataPlaneService::OpenStream(
     grpc::CallbackServerContext* context) {
   return StreamCall::Start(context, "OpenStream", admission_, streams_, *metrics_, audit_,
                            NewOpenStreamHandler(engine_, *metrics_));

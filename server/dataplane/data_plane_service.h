@@ -1,8 +1,8 @@
 // sealbox.v1.Crypto over gRPC's callback API: admission, limits, metrics and the
-// conversion to grpc::Status. The work itself is CryptoEngine's; the streams'
-// protocol is StreamCall's (stream_call.h), their messages' meaning crypto_streams'.
-#ifndef SEALBOX_SERVER_DATAPLANE_CRYPTO_SERVICE_H_
-#define SEALBOX_SERVER_DATAPLANE_CRYPTO_SERVICE_H_
+// conversion to grpc::Status. The work itself is DataPlaneEngine's; the streams'
+// protocol is StreamCall's (stream_call.h), their messages' meaning stream_handlers'.
+#ifndef SEALBOX_SERVER_DATAPLANE_DATA_PLANE_SERVICE_H_
+#define SEALBOX_SERVER_DATAPLANE_DATA_PLANE_SERVICE_H_
 
 #include <cstddef>
 #include <string>
@@ -12,10 +12,10 @@
 #include "server/audit/audit_log.h"
 #include "server/auth/auth.h"
 #include "server/dataplane/admission.h"
-#include "server/dataplane/crypto_engine.h"
-#include "server/dataplane/crypto_limits.h"
+#include "server/dataplane/data_plane_engine.h"
+#include "server/dataplane/data_plane_limits.h"
 #include "server/dataplane/stream_call.h"
-#include "server/dataplane/unary_work.h"
+#include "server/dataplane/unary_requests.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
 
@@ -36,12 +36,12 @@ using CryptoCallbackService =
 // Items a batch call may carry, at most.
 inline constexpr int kMaxBatchItems = 1000;
 
-class CryptoService final : public CryptoCallbackService {
+class DataPlaneService final : public CryptoCallbackService {
  public:
   // `audit`: where each call's audit record goes; null when data-plane calls are not
   // audited.
-  CryptoService(Keystore* keystore, const Authenticator* authenticator, CryptoLimits limits,
-                Metrics* metrics, AuditLog* audit);
+  DataPlaneService(Keystore* keystore, const Authenticator* authenticator, DataPlaneLimits limits,
+                   Metrics* metrics, AuditLog* audit);
 
   grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request,
@@ -74,8 +74,8 @@ class CryptoService final : public CryptoCallbackService {
 
  private:
   template <typename Request, typename Response>
-  using UnaryWorkFunction = absl::FunctionRef<absl::Status(const Caller&, const Request&, Response&,
-                                                           crypto::OutputBytes&)>;
+  using UnaryRequestsFunction = absl::FunctionRef<absl::Status(const Caller&, const Request&,
+                                                               Response&, crypto::OutputBytes&)>;
 
   // Seal, Open and Rewrap: `work` (a call of work_'s Seal, Open or Rewrap) turns the
   // parsed request into a response and an output, which is sent uncopied as the
@@ -85,18 +85,19 @@ class CryptoService final : public CryptoCallbackService {
                                             const char* method,
                                             const grpc::ByteBuffer& wire_request,
                                             grpc::ByteBuffer& wire_response,
-                                            UnaryWorkFunction<Request, Response> work, bool secret);
+                                            UnaryRequestsFunction<Request, Response> work,
+                                            bool secret);
 
   Keystore* keystore_;
   const Admission admission_;
-  const CryptoLimits limits_;
+  const DataPlaneLimits limits_;
   Metrics* metrics_;
   AuditLog* audit_;
-  CryptoEngine engine_;
-  UnaryWork work_;
+  DataPlaneEngine engine_;
+  UnaryRequests work_;
   StreamSlots streams_;
 };
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_CRYPTO_SERVICE_H_
+#endif  // SEALBOX_SERVER_DATAPLANE_DATA_PLANE_SERVICE_H_

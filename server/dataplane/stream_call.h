@@ -1,4 +1,4 @@
-// The protocol every streaming Crypto call follows, whatever its messages mean: read
+// The protocol every streaming data-plane call follows, whatever its messages mean: read
 // a message, answer with whatever output it completed (in responses of at most
 // kMaxResponseChunk), and meanwhile read the next. A message is processed as soon
 // as it arrives, even while the last answer is being written, unless output is
@@ -7,7 +7,7 @@
 // however long the stream. The first message must be `start`; the caller is
 // admitted on it. Messages are read and written in their wire form (stream_wire.h),
 // so a chunk's bytes are used where gRPC received them and the output is handed to
-// gRPC as it is. A StreamHandler says what the messages mean (crypto_streams.cc has
+// gRPC as it is. A StreamHandler says what the messages mean (stream_handlers.cc has
 // SealStream's and OpenStream's).
 #ifndef SEALBOX_SERVER_DATAPLANE_STREAM_CALL_H_
 #define SEALBOX_SERVER_DATAPLANE_STREAM_CALL_H_

@@ -3,7 +3,7 @@
 // the call's status, the keystore's freshness at each message, cancellation, the
 // idle watchdog, stream slots), whatever the messages mean. The handler is a fake;
 // gRPC (an in-process channel), admission (a real keystore in a temporary directory,
-// a real token) and the metrics are real. crypto_streams' handlers are tested end to
+// a real token) and the metrics are real. stream_handlers' handlers are tested end to
 // end in tests/service (service_test, staleness_test).
 #include "server/dataplane/stream_call.h"
 

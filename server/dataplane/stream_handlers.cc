@@ -1,4 +1,4 @@
-#include "server/dataplane/crypto_streams.h"
+#include "server/dataplane/stream_handlers.h"
 
 #include <string>
 #include <utility>
@@ -12,7 +12,8 @@ namespace {
 
 class SealStreamHandler final : public StreamHandler {
  public:
-  SealStreamHandler(CryptoEngine& engine, Metrics& metrics) : engine_(engine), metrics_(metrics) {}
+  SealStreamHandler(DataPlaneEngine& engine, Metrics& metrics)
+      : engine_(engine), metrics_(metrics) {}
 
   Operation operation() const override { return Operation::kSeal; }
 
@@ -37,7 +38,7 @@ class SealStreamHandler final : public StreamHandler {
   bool OutputIsSecret() const override { return false; }  // ciphertext only
 
  private:
-  CryptoEngine& engine_;
+  DataPlaneEngine& engine_;
   Metrics& metrics_;
   std::unique_ptr<crypto::StreamSealer> sealer_;
   uint32_t key_version_ = 0;
@@ -45,7 +46,8 @@ class SealStreamHandler final : public StreamHandler {
 
 class OpenStreamHandler final : public StreamHandler {
  public:
-  OpenStreamHandler(CryptoEngine& engine, Metrics& metrics) : engine_(engine), metrics_(metrics) {}
+  OpenStreamHandler(DataPlaneEngine& engine, Metrics& metrics)
+      : engine_(engine), metrics_(metrics) {}
 
   Operation operation() const override { return Operation::kOpen; }
 
@@ -84,7 +86,7 @@ class OpenStreamHandler final : public StreamHandler {
   }
 
  private:
-  CryptoEngine& engine_;
+  DataPlaneEngine& engine_;
   Metrics& metrics_;
   std::unique_ptr<crypto::StreamOpener> opener_;
   bool first_byte_checked_ = false;
@@ -95,11 +97,11 @@ class OpenStreamHandler final : public StreamHandler {
 
 }  // namespace
 
-std::unique_ptr<StreamHandler> NewSealStreamHandler(CryptoEngine& engine, Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewSealStreamHandler(DataPlaneEngine& engine, Metrics& metrics) {
   return std::make_unique<SealStreamHandler>(engine, metrics);
 }
 
-std::unique_ptr<StreamHandler> NewOpenStreamHandler(CryptoEngine& engine, Metrics& metrics) {
+std::unique_ptr<StreamHandler> NewOpenStreamHandler(DataPlaneEngine& engine, Metrics& metrics) {
   return std::make_unique<OpenStreamHandler>(engine, metrics);
 }
 

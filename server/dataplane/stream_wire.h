@@ -1,4 +1,4 @@
-// The streaming Crypto calls' messages in their wire form, read and written where
+// The streaming data-plane calls' messages in their wire form, read and written where
 // they lie in gRPC's buffers. SealStream and OpenStream share one shape:
 //
 //   request   oneof { StreamStart start = 1; bytes chunk = 2; }

@@ -1,4 +1,4 @@
-#include "server/dataplane/unary_work.h"
+#include "server/dataplane/unary_requests.h"
 
 #include <openssl/rand.h>
 
@@ -45,8 +45,8 @@ absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
 }  // namespace
 
 template <typename Output>
-absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& request,
-                             v1::SealResponse& response, Output& ciphertext) {
+absl::Status UnaryRequests::Seal(const Caller& caller, const v1::SealRequest& request,
+                                 v1::SealResponse& response, Output& ciphertext) {
   if (absl::Status s = Admission::CheckRequest(caller, Operation::kSeal, request.key(),
                                                request.associated_data(),
                                                request.plaintext().size(), max_plaintext_bytes_);
@@ -73,8 +73,8 @@ absl::Status UnaryWork::Seal(const Caller& caller, const v1::SealRequest& reques
 }
 
 template <typename Output>
-absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& request,
-                             v1::OpenResponse& response, Output& plaintext) {
+absl::Status UnaryRequests::Open(const Caller& caller, const v1::OpenRequest& request,
+                                 v1::OpenResponse& response, Output& plaintext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kOpen, request, max_ciphertext_bytes());
       !s.ok()) {
@@ -94,8 +94,8 @@ absl::Status UnaryWork::Open(const Caller& caller, const v1::OpenRequest& reques
 }
 
 template <typename Output>
-absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
-                               v1::RewrapResponse& response, Output& ciphertext) {
+absl::Status UnaryRequests::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+                                   v1::RewrapResponse& response, Output& ciphertext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kRewrap, request, max_ciphertext_bytes());
       !s.ok()) {
@@ -115,22 +115,22 @@ absl::Status UnaryWork::Rewrap(const Caller& caller, const v1::RewrapRequest& re
 }
 
 // A unary call's output, and a batch item's (its response's own field).
-template absl::Status UnaryWork::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
-                                      crypto::OutputBytes&);
-template absl::Status UnaryWork::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
-                                      std::string&);
-template absl::Status UnaryWork::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
-                                      crypto::OutputBytes&);
-template absl::Status UnaryWork::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
-                                      std::string&);
-template absl::Status UnaryWork::Rewrap(const Caller&, const v1::RewrapRequest&,
-                                        v1::RewrapResponse&, crypto::OutputBytes&);
-template absl::Status UnaryWork::Rewrap(const Caller&, const v1::RewrapRequest&,
-                                        v1::RewrapResponse&, std::string&);
+template absl::Status UnaryRequests::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
+                                          crypto::OutputBytes&);
+template absl::Status UnaryRequests::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
+                                          std::string&);
+template absl::Status UnaryRequests::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
+                                          crypto::OutputBytes&);
+template absl::Status UnaryRequests::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
+                                          std::string&);
+template absl::Status UnaryRequests::Rewrap(const Caller&, const v1::RewrapRequest&,
+                                            v1::RewrapResponse&, crypto::OutputBytes&);
+template absl::Status UnaryRequests::Rewrap(const Caller&, const v1::RewrapRequest&,
+                                            v1::RewrapResponse&, std::string&);
 
-absl::Status UnaryWork::GenerateDataKey(const Caller& caller,
-                                        const v1::GenerateDataKeyRequest& request,
-                                        v1::GenerateDataKeyResponse& response) {
+absl::Status UnaryRequests::GenerateDataKey(const Caller& caller,
+                                            const v1::GenerateDataKeyRequest& request,
+                                            v1::GenerateDataKeyResponse& response) {
   if (absl::Status s = Admission::CheckRequest(caller, Operation::kGenerateDataKey, request.key(),
                                                request.associated_data(),
                                                /*size=*/0, /*limit=*/0);

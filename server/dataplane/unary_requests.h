@@ -1,8 +1,8 @@
 // Seal, Open and Rewrap of one request for an authenticated caller: the request's
 // own checks (key name, sizes, checksums), the engine's work, the response's fields
 // and the metrics. A unary call is one request; a batch call runs one per item.
-#ifndef SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
-#define SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
+#ifndef SEALBOX_SERVER_DATAPLANE_UNARY_REQUESTS_H_
+#define SEALBOX_SERVER_DATAPLANE_UNARY_REQUESTS_H_
 
 #include <cstddef>
 
@@ -11,15 +11,15 @@
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.pb.h"
 #include "server/dataplane/admission.h"
-#include "server/dataplane/crypto_engine.h"
+#include "server/dataplane/data_plane_engine.h"
 #include "server/metrics/metrics.h"
 
 namespace sealbox::server {
 
-class UnaryWork {
+class UnaryRequests {
  public:
   // `max_plaintext_bytes` is --max-unary-bytes.
-  UnaryWork(CryptoEngine& engine, Metrics& metrics, size_t max_plaintext_bytes)
+  UnaryRequests(DataPlaneEngine& engine, Metrics& metrics, size_t max_plaintext_bytes)
       : engine_(engine), metrics_(metrics), max_plaintext_bytes_(max_plaintext_bytes) {}
 
   // Seal, Open and Rewrap write their one large output (a ciphertext or a plaintext)
@@ -45,11 +45,11 @@ class UnaryWork {
   size_t max_ciphertext_bytes() const { return max_plaintext_bytes_ + crypto::kUnaryOverheadBytes; }
 
  private:
-  CryptoEngine& engine_;
+  DataPlaneEngine& engine_;
   Metrics& metrics_;
   const size_t max_plaintext_bytes_;
 };
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_UNARY_WORK_H_
+#endif  // SEALBOX_SERVER_DATAPLANE_UNARY_REQUESTS_H_

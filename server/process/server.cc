@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     if (!audit.ok()) return audit.status();
     server->audit_ = *std::move(audit);
   }
-  server->crypto_service_ = std::make_unique<CryptoService>(
+  server->data_plane_service_ = std::make_unique<DataPlaneService>(
       server->keystore_.get(), server->authenticator_.get(), config.limits, &server->metrics_,
       config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr);
   server->admin_service_ =
@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.listen, *credentials, &server->port_);
-  builder.RegisterService(server->crypto_service_.get());
+  builder.RegisterService(server->data_plane_service_.get());
   builder.RegisterService(server->admin_service_.get());
   // What reflection lists: the API's services registered here and the built-in
   // health; not the caller's extra services.

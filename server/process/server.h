@@ -15,7 +15,7 @@
 #include "grpcpp/server.h"
 #include "server/admin/admin_service.h"
 #include "server/auth/auth.h"
-#include "server/dataplane/crypto_service.h"
+#include "server/dataplane/data_plane_service.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
@@ -76,7 +76,7 @@ class SealboxServer {
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<MetricsExposer> exposer_;
   std::unique_ptr<Authenticator> authenticator_;
-  std::unique_ptr<CryptoService> crypto_service_;
+  std::unique_ptr<DataPlaneService> data_plane_service_;
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<Reflection> reflection_;
   std::unique_ptr<grpc::Server> server_;

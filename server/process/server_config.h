@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
-#include "server/dataplane/crypto_limits.h"
+#include "server/dataplane/data_plane_limits.h"
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/kek.h"
 
@@ -46,7 +46,7 @@ struct ServerConfig {
   AuditLevel audit = AuditLevel::kOff;
   std::string audit_log = "-";
   bool create_keystore = false;
-  CryptoLimits limits;
+  DataPlaneLimits limits;
   absl::Duration drain_timeout = absl::Seconds(20);
   // How often the file backend reads its file: its heartbeat.
   absl::Duration reload_interval = absl::Seconds(1);

@@ -76,7 +76,13 @@ class EtcdClient {
   absl::StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request,
                                                 absl::Duration timeout);
 
-  struct Connection;
+  // One channel to a member and the stubs over it.
+  struct Connection {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<etcdserverpb::KV::Stub> kv;
+    std::unique_ptr<etcdserverpb::Watch::Stub> watch;
+    std::unique_ptr<etcdserverpb::Auth::Stub> auth;
+  };
 
   // A watch stream on the current endpoint, on `context`, which must outlive it:
   // cancelling the context, even while this call waits for a connection, ends the

@@ -15,8 +15,15 @@
 //     events it covers (etcd issue 15220), and Debian 12 ships 3.4.23.
 //   - etcd down: what is loaded keeps serving while the keystore allows
 //     (--max-staleness); Reachable(false) tells the keystore. Every member is then
-//     dialled afresh many times a second (EtcdClient::FindAnsweringMember), and the
-//     watch resumes from the last revision seen on the first that answers.
+//     dialled afresh many times a second (EtcdClient::FindAnsweringMember); on the
+//     first that answers, a small keystore is read afresh while the watch resumes
+//     from etcd's revision now (a large one resumes from the last revision seen).
+//
+//   etcd_storage.cc          load and transactions
+//   etcd_following.cc        the watch, and what it delivers
+//   etcd_proving_current.cc  the heartbeat's proof, and catching up after an outage
+//   etcd_client.h            connections to the members, and the calls over them
+//   etcd_prober.h            the search for a member that answers
 #ifndef SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 #define SEALBOX_SERVER_KEYSTORE_ETCD_ETCD_STORAGE_H_
 
