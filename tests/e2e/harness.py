@@ -195,7 +195,7 @@ class Etcd:
         """The index of the member that is leader now."""
         status = json.loads(self.etcdctl("endpoint", "status", "-w", "json"))
         for entry in status:
-            if entry["Status"]["header"]["member_id"] == entry["Status"]["leader"]:
+            if entry["Status"]["header"]["member_id"] == entry["Status"].get("leader"):
                 port = int(entry["Endpoint"].rsplit(":", 1)[1])
                 return self.client_ports.index(port)
         raise AssertionError("no etcd leader")

@@ -202,7 +202,7 @@ class LabEtcd:
         """The index of the member that leads now (asking every member)."""
         status = json.loads(self.etcdctl("endpoint", "status", "-w", "json"))
         for entry in status:
-            if entry["Status"]["header"]["member_id"] == entry["Status"]["leader"]:
+            if entry["Status"]["header"]["member_id"] == entry["Status"].get("leader"):
                 address = entry["Endpoint"].rsplit(":", 1)[0]
                 return [n.ip for n in self.nodes].index(address)
         raise AssertionError("no etcd leader")
@@ -216,7 +216,7 @@ class LabEtcd:
             if result.returncode == 0:
                 for entry in json.loads(result.stdout):
                     header = entry["Status"]["header"]
-                    if header["member_id"] == entry["Status"]["leader"]:
+                    if header["member_id"] == entry["Status"].get("leader"):  # absent while there is none
                         return
             time.sleep(0.1)
         raise AssertionError(f"no leader among members {among} within {seconds} s")
