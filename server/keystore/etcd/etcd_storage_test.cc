@@ -377,7 +377,8 @@ TEST_F(EtcdStorageTest, EtcdGoneAndBack) {
   absl::Status rotate = (*b)->keys().RotateKey("acme", "k").status();
   EXPECT_TRUE(absl::IsUnavailable(rotate)) << rotate;
 
-  ASSERT_TRUE(etcd.Restart(0).ok());
+  absl::Status restarted = etcd.Restart(0);
+  ASSERT_TRUE(restarted.ok()) << restarted;
   const absl::Time back = absl::Now() + absl::Seconds(15);
   while (!(*a)->Writable().ok() && absl::Now() < back) absl::SleepFor(absl::Milliseconds(20));
   ASSERT_TRUE((*a)->Writable().ok());
@@ -413,7 +414,8 @@ TEST_F(EtcdStorageTest, OpeningWhileEtcdIsDownLoadsOnceItIsUp) {
   EXPECT_TRUE(absl::IsUnavailable(loaded));
   EXPECT_THAT(loaded.message(), HasSubstr("is not loaded yet"));
   EXPECT_TRUE(absl::IsUnavailable((*ks)->tenants().CreateTenant("acme").status()));
-  ASSERT_TRUE(etcd.Restart(0).ok());
+  absl::Status restarted = etcd.Restart(0);
+  ASSERT_TRUE(restarted.ok()) << restarted;
   const absl::Time deadline = absl::Now() + absl::Seconds(15);
   while (!(*ks)->Loaded().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
   EXPECT_TRUE((*ks)->Loaded().ok());
@@ -489,7 +491,8 @@ TEST_F(EtcdStorageTest, StaleAfterTheBoundAndServingAgainOnceEtcdIsBack) {
   EXPECT_GE(health.stale_refusals, 1u);
   EXPECT_NE((*ks)->snapshot(), nullptr);
 
-  ASSERT_TRUE(etcd.Restart(0).ok());
+  absl::Status restarted = etcd.Restart(0);
+  ASSERT_TRUE(restarted.ok()) << restarted;
   const absl::Time back = absl::Now() + absl::Seconds(15);
   while (!(*ks)->Serving().ok() && absl::Now() < back) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_TRUE((*ks)->Serving().ok());

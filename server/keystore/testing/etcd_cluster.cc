@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,17 +99,21 @@ absl::Status EtcdCluster::Spawn(Member& m, bool initial) {
       "--log-level",
       "warn",
   };
-  const pid_t pid = fork();
-  if (pid < 0) return absl::InternalError("fork failed");
-  if (pid == 0) {
-    const int log = open(m.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    dup2(log, 1);
-    dup2(log, 2);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // posix_spawn, not fork: a child forked from this threaded process (gRPC's and the
+  // keystore's threads) may not allocate before exec, and building the arguments
+  // there deadlocked on the allocator's lock under ASan now and then.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, m.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    return absl::InternalError(absl::StrCat("cannot start ", argv[0], ": ", strerror(spawned)));
   }
   m.pid = pid;
   return absl::OkStatus();
