@@ -222,7 +222,7 @@ DataPlaneService::DataPlaneService(Keystore* keystore, const Authenticator* auth
       audit_(audit),
       engine_(keystore->epochs(), limits.max_decryption_failures_per_key,
               [keystore] { return keystore->CaughtUpSnapshot(); }),
-      work_(engine_, *metrics, limits.max_unary_bytes),
+      requests_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 
 template <typename Request, typename Response>
@@ -252,7 +252,7 @@ grpc::ServerUnaryReactor* DataPlaneService::Seal(grpc::CallbackServerContext* co
                                                  grpc::ByteBuffer* response) {
   auto seal = [this](const Caller& caller, const v1::SealRequest& request,
                      v1::SealResponse& response, crypto::OutputBytes& ciphertext) {
-    return work_.Seal(caller, request, response, ciphertext);
+    return requests_.Seal(caller, request, response, ciphertext);
   };
   return OutputFirstCall<v1::SealRequest, v1::SealResponse>(context, "Seal", *request, *response,
                                                             seal, /*secret=*/false);
@@ -263,7 +263,7 @@ grpc::ServerUnaryReactor* DataPlaneService::Open(grpc::CallbackServerContext* co
                                                  grpc::ByteBuffer* response) {
   auto open = [this](const Caller& caller, const v1::OpenRequest& request,
                      v1::OpenResponse& response, crypto::OutputBytes& plaintext) {
-    return work_.Open(caller, request, response, plaintext);
+    return requests_.Open(caller, request, response, plaintext);
   };
   return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(context, "Open", *request, *response,
                                                             open, /*secret=*/true);
@@ -274,7 +274,7 @@ grpc::ServerUnaryReactor* DataPlaneService::Rewrap(grpc::CallbackServerContext* 
                                                    grpc::ByteBuffer* response) {
   auto rewrap = [this](const Caller& caller, const v1::RewrapRequest& request,
                        v1::RewrapResponse& response, crypto::OutputBytes& ciphertext) {
-    return work_.Rewrap(caller, request, response, ciphertext);
+    return requests_.Rewrap(caller, request, response, ciphertext);
   };
   return OutputFirstCall<v1::RewrapRequest, v1::RewrapResponse>(context, "Rewrap", *request,
                                                                 *response, rewrap,
@@ -286,11 +286,11 @@ grpc::ServerUnaryReactor* DataPlaneService::SealBatch(grpc::CallbackServerContex
                                                       v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "SealBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
         v1::SealResponse& sealed = *result.mutable_sealed();
-        return work_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
+        return requests_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
       });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
@@ -300,11 +300,11 @@ grpc::ServerUnaryReactor* DataPlaneService::OpenBatch(grpc::CallbackServerContex
                                                       v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "OpenBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
         v1::OpenResponse& opened = *result.mutable_opened();
-        return work_.Open(caller, item, opened, *opened.mutable_plaintext());
+        return requests_.Open(caller, item, opened, *opened.mutable_plaintext());
       });
   std::vector<std::string*> plaintexts;
   for (v1::OpenBatchResult& result : *response->mutable_results()) {
@@ -318,11 +318,11 @@ grpc::ServerUnaryReactor* DataPlaneService::RewrapBatch(grpc::CallbackServerCont
                                                         v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "RewrapBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), work_.max_plaintext_bytes(),
+      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
       [&](const Caller& caller, const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
         v1::RewrapResponse& rewrapped = *result.mutable_rewrapped();
-        return work_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
+        return requests_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
       });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
@@ -336,7 +336,7 @@ grpc::ServerUnaryReactor* DataPlaneService::GenerateDataKey(
   std::string* data_key = response->mutable_plaintext();
   absl::StatusOr<Caller> caller = call.Authenticate(admission_);
   const absl::Status status =
-      caller.ok() ? work_.GenerateDataKey(*caller, *request, *response) : caller.status();
+      caller.ok() ? requests_.GenerateDataKey(*caller, *request, *response) : caller.status();
   return call.Done(status, {data_key}, UnaryDetail(*request, *response));
 }
 

@@ -77,8 +77,8 @@ class DataPlaneService final : public CryptoCallbackService {
   using UnaryRequestsFunction = absl::FunctionRef<absl::Status(const Caller&, const Request&,
                                                                Response&, crypto::OutputBytes&)>;
 
-  // Seal, Open and Rewrap: `work` (a call of work_'s Seal, Open or Rewrap) turns the
-  // parsed request into a response and an output, which is sent uncopied as the
+  // Seal, Open and Rewrap: `work` (a call of requests_'s Seal, Open or Rewrap) turns
+  // the parsed request into a response and an output, which is sent uncopied as the
   // response's field 1 (and wiped after if `secret`).
   template <typename Request, typename Response>
   grpc::ServerUnaryReactor* OutputFirstCall(grpc::CallbackServerContext* context,
@@ -94,7 +94,7 @@ class DataPlaneService final : public CryptoCallbackService {
   Metrics* metrics_;
   AuditLog* audit_;
   DataPlaneEngine engine_;
-  UnaryRequests work_;
+  UnaryRequests requests_;
   StreamSlots streams_;
 };
 

@@ -216,7 +216,8 @@ class LabEtcd:
             if result.returncode == 0:
                 for entry in json.loads(result.stdout):
                     header = entry["Status"]["header"]
-                    if header["member_id"] == entry["Status"].get("leader"):  # absent while there is none
+                    # No "leader" at all while a member knows of none (an election).
+                    if header["member_id"] == entry["Status"].get("leader"):
                         return
             time.sleep(0.1)
         raise AssertionError(f"no leader among members {among} within {seconds} s")

@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <utility>
 
 #include "absl/strings/match.h"

@@ -103,8 +103,8 @@ absl::Status EtcdCluster::Spawn(Member& m, bool initial) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   // posix_spawn, not fork: a child forked from this threaded process (gRPC's and the
-  // keystore's threads) may not allocate before exec, and building the arguments
-  // there deadlocked on the allocator's lock under ASan now and then.
+  // keystore's threads) must not allocate before exec, or it can deadlock on a lock
+  // another thread held at the fork.
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, m.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
