@@ -81,6 +81,7 @@ void AppendAuditLine(const AuditRecord& record, std::string& out) {
   if (!record.client_request_id.empty()) {
     AddString("client_request_id", record.client_request_id, out);
   }
+  if (!record.kms_uid.empty()) AddString("kms_uid", record.kms_uid, out);
   out += "}\n";
 }
 

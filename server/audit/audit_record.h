@@ -17,11 +17,13 @@ namespace sealbox::server {
 struct AuditRecord {
   absl::Time time;  // when the request arrived
   absl::Duration latency;
-  absl::string_view service;      // "sealbox.v1.Crypto" or "sealbox.v1.Admin"
-  absl::string_view method;       // "Seal"
-  std::string request_id;         // this server's (audit_log.h)
+  absl::string_view service;  // "sealbox.v1.Crypto", "sealbox.v1.Admin", "v2.KeyManagementService"
+  absl::string_view method;   // "Seal"
+  std::string request_id;     // this server's (audit_log.h)
   std::string client_request_id;  // the caller's x-request-id, if it sent one
-  std::string peer;               // gRPC's peer address, "ipv4:10.0.0.7:41234"
+  // KMS v2 calls: the uid kube-apiserver gave the call (it logs the same).
+  std::string kms_uid;
+  std::string peer;  // gRPC's peer address, "ipv4:10.0.0.7:41234"
   absl::StatusCode code = absl::StatusCode::kOk;
   // Who: "token" (token_id names it), "certificate" (a client certificate's
   // tenant), "admin_token" (token_id is the admin token's id, "bootstrap" for the

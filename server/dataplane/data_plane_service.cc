@@ -213,15 +213,15 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const DataPlaneEngine& en
 
 }  // namespace
 
-DataPlaneService::DataPlaneService(Keystore* keystore, const Authenticator* authenticator,
-                                   DataPlaneLimits limits, Metrics* metrics, AuditLog* audit)
+DataPlaneService::DataPlaneService(Keystore* keystore, DataPlaneEngine& engine,
+                                   const Authenticator* authenticator, DataPlaneLimits limits,
+                                   Metrics* metrics, AuditLog* audit)
     : keystore_(keystore),
       admission_(keystore, authenticator),
       limits_(limits),
       metrics_(metrics),
       audit_(audit),
-      engine_(keystore->epochs(), limits.max_decryption_failures_per_key,
-              [keystore] { return keystore->CaughtUpSnapshot(); }),
+      engine_(engine),
       requests_(engine_, *metrics, limits.max_unary_bytes),
       streams_(limits.max_concurrent_streams, limits.stream_idle_timeout) {}
 

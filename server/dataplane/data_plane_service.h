@@ -38,10 +38,11 @@ inline constexpr int kMaxBatchItems = 1000;
 
 class DataPlaneService final : public CryptoCallbackService {
  public:
-  // `audit`: where each call's audit record goes; null when data-plane calls are not
-  // audited.
-  DataPlaneService(Keystore* keystore, const Authenticator* authenticator, DataPlaneLimits limits,
-                   Metrics* metrics, AuditLog* audit);
+  // `engine`: the server's (the KMS socket shares it, and so its per-key
+  // decryption-failure limit). `audit`: where each call's audit record goes; null
+  // when data-plane calls are not audited.
+  DataPlaneService(Keystore* keystore, DataPlaneEngine& engine, const Authenticator* authenticator,
+                   DataPlaneLimits limits, Metrics* metrics, AuditLog* audit);
 
   grpc::ServerUnaryReactor* Seal(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request,
@@ -93,7 +94,7 @@ class DataPlaneService final : public CryptoCallbackService {
   const DataPlaneLimits limits_;
   Metrics* metrics_;
   AuditLog* audit_;
-  DataPlaneEngine engine_;
+  DataPlaneEngine& engine_;
   UnaryRequests requests_;
   StreamSlots streams_;
 };

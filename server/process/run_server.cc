@@ -95,6 +95,18 @@ ABSL_FLAG(std::string, audit, "off",
 ABSL_FLAG(std::string, audit_log, "-",
           "Where audit lines go: a file (created 0600, appended to, reopened on SIGHUP "
           "for logrotate), or - for standard error.");
+ABSL_FLAG(std::string, kms_socket, "",
+          "Serve the Kubernetes KMS v2 plugin API on this unix socket, for "
+          "kube-apiserver's encryption at rest (docs/OPERATIONS.md); off when empty. "
+          "Needs --kms-key.");
+ABSL_FLAG(std::string, kms_key, "",
+          "TENANT/KEY: the key --kms-socket seals under (its primary version) and opens "
+          "with (any version it still allows).");
+ABSL_FLAG(std::string, kms_socket_mode, "0600",
+          "The --kms-socket file's mode, in octal: who may call it (kube-apiserver sends "
+          "no credentials).");
+ABSL_FLAG(std::string, kms_socket_group, "",
+          "The --kms-socket file's group (by name); empty: the server's own.");
 ABSL_FLAG(int64_t, max_unary_bytes, 1 << 20,
           "Largest plaintext for unary Seal (default 1 MiB; at most 4 MiB - 1 KiB). "
           "Larger data goes through SealStream.");
@@ -202,6 +214,27 @@ absl::Status EtcdFromFlags(ServerConfig& config) {
   return absl::OkStatus();
 }
 
+absl::Status KmsFromFlags(KmsSocketOptions& kms) {
+  kms.path = absl::GetFlag(FLAGS_kms_socket);
+  const std::string key = absl::GetFlag(FLAGS_kms_key);
+  if (kms.path.empty()) {
+    if (!key.empty()) return absl::InvalidArgumentError("--kms-key needs --kms-socket");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<KmsKey> parsed = ParseKmsKey(key);
+  if (!parsed.ok()) return parsed.status();
+  kms.key = *std::move(parsed);
+  const std::string mode = absl::GetFlag(FLAGS_kms_socket_mode);
+  char* end = nullptr;
+  const unsigned long bits = std::strtoul(mode.c_str(), &end, 8);
+  if (mode.empty() || *end != '\0' || bits > 0777) {
+    return absl::InvalidArgumentError("--kms-socket-mode must be octal permission bits, like 0660");
+  }
+  kms.mode = static_cast<mode_t>(bits);
+  kms.group = absl::GetFlag(FLAGS_kms_socket_group);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.limits.max_unary_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_unary_bytes));
@@ -229,6 +262,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.max_connection_idle = absl::Seconds(absl::GetFlag(FLAGS_max_connection_idle_seconds));
   config.handshake_timeout = absl::Seconds(absl::GetFlag(FLAGS_handshake_timeout_seconds));
   config.grpc_memory_limit_bytes = absl::GetFlag(FLAGS_grpc_memory_limit_mb) << 20;
+  if (absl::Status kms = KmsFromFlags(config.kms); !kms.ok()) return kms;
   absl::StatusOr<absl::Duration> max_staleness =
       ParseMaxStaleness(absl::GetFlag(FLAGS_max_staleness));
   if (!max_staleness.ok()) return max_staleness.status();

@@ -69,9 +69,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     if (!audit.ok()) return audit.status();
     server->audit_ = *std::move(audit);
   }
+  Keystore* keystore_ptr = server->keystore_.get();
+  server->engine_ = std::make_unique<DataPlaneEngine>(
+      keystore_ptr->epochs(), config.limits.max_decryption_failures_per_key,
+      [keystore_ptr] { return keystore_ptr->CaughtUpSnapshot(); });
+  AuditLog* data_audit = config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr;
   server->data_plane_service_ = std::make_unique<DataPlaneService>(
-      server->keystore_.get(), server->authenticator_.get(), config.limits, &server->metrics_,
-      config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr);
+      keystore_ptr, *server->engine_, server->authenticator_.get(), config.limits,
+      &server->metrics_, data_audit);
   server->admin_service_ =
       std::make_unique<AdminService>(server->keystore_.get(), server->authenticator_.get(),
                                      &server->metrics_, server->audit_.get());
@@ -143,6 +148,17 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen,
                                                " (address in use, or not a valid host:port?)"));
+  }
+  if (!config.kms.path.empty()) {
+    server->kms_service_ = std::make_unique<KmsService>(
+        *keystore_ptr, *server->engine_, config.kms.key, server->metrics_, data_audit);
+    absl::StatusOr<std::unique_ptr<KmsListener>> kms =
+        KmsListener::Start(config.kms, server->kms_service_.get());
+    if (!kms.ok()) return kms.status();
+    server->kms_listener_ = *std::move(kms);
+    Log("kms_listening")
+        .Add("socket", config.kms.path)
+        .Add("key", absl::StrCat(config.kms.key.tenant, "/", config.kms.key.key));
   }
   server->config_ = std::move(config);
   {
@@ -231,9 +247,9 @@ void SealboxServer::Shutdown() {
   }
   // Readiness probes see NOT_SERVING while in-flight calls drain.
   server_->GetHealthCheckService()->Shutdown();
-  const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(absl::ToInt64Milliseconds(config_.drain_timeout));
-  server_->Shutdown(deadline);
+  const absl::Time deadline = absl::Now() + config_.drain_timeout;
+  if (kms_listener_ != nullptr) kms_listener_->Shutdown(deadline);
+  server_->Shutdown(absl::ToChronoTime(deadline));
 }
 
 void SealboxServer::Wait() {

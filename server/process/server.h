@@ -17,6 +17,8 @@
 #include "server/auth/auth.h"
 #include "server/dataplane/data_plane_service.h"
 #include "server/keystore/keystore.h"
+#include "server/kms/kms_service.h"
+#include "server/kms/kms_socket.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
 #include "server/process/server_config.h"
@@ -76,8 +78,12 @@ class SealboxServer {
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<MetricsExposer> exposer_;
   std::unique_ptr<Authenticator> authenticator_;
+  // Shared by the data plane and the KMS socket: one per-key decryption-failure count.
+  std::unique_ptr<DataPlaneEngine> engine_;
   std::unique_ptr<DataPlaneService> data_plane_service_;
   std::unique_ptr<AdminService> admin_service_;
+  std::unique_ptr<KmsService> kms_service_;
+  std::unique_ptr<KmsListener> kms_listener_;
   std::unique_ptr<Reflection> reflection_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -13,6 +13,7 @@
 #include "server/dataplane/data_plane_limits.h"
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/kek.h"
+#include "server/kms/kms_socket.h"
 
 namespace sealbox::server {
 
@@ -41,6 +42,8 @@ struct ServerConfig {
   std::map<std::string, std::string> cert_tenants;  // certificate CN -> tenant
   bool allow_insecure_listen = false;
   std::string metrics_listen;  // host:port for Prometheus; empty: no exporter
+  // The Kubernetes KMS v2 API on a unix socket (server/kms/); path empty: none.
+  KmsSocketOptions kms;
   // Which requests get an audit line (server/audit/audit_log.h), and where: a file,
   // or "-" for standard error.
   AuditLevel audit = AuditLevel::kOff;
