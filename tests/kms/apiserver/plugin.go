@@ -55,7 +55,7 @@ func (p *plugin) status() (string, error) {
 		return "", fmt.Errorf("Status: version %q, not v2", r.Version)
 	}
 	if r.Healthz != "ok" {
-		return "", fmt.Errorf("Status: healthz %q", r.Healthz)
+		return "", fmt.Errorf("Status: unexpected healthz: %s", r.Healthz)
 	}
 	if err := validateKeyID(r.KeyId); err != nil {
 		return "", fmt.Errorf("Status: %w", err)

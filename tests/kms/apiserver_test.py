@@ -1,0 +1,161 @@
+"""sealbox as kube-apiserver's KMS v2 plugin, driven by apiserver-standin (Go,
+grpc-go: tests/kms/apiserver, README.md says how it differs from kube-apiserver)
+over the real server's unix socket: 10,000 objects sealed with seed-derived keys
+and read back after a restart, a rotation seen in Status's key_id, an Encrypt
+answer under another key_id refused, and Status's health as the keystore, the key
+and the socket come and go."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import AdminClient, Server, new_tenant, stubs, wait_for  # noqa: E402
+from kms_socket_test import kms_server  # noqa: E402
+
+BUILD_SCRIPT = "tests/kms/apiserver/build.sh"
+HOW_TO = "run `tools/dev test` (or `tools/dev deps`), which installs Debian's Go packages"
+REQUIRED = [
+    ("/usr/bin/go", "golang-go"),
+    ("/usr/bin/protoc-gen-go", "protoc-gen-go-1-3"),
+    ("/usr/bin/protoc-gen-go-grpc", "protoc-gen-go-grpc"),
+    ("/usr/share/gocode/src/google.golang.org/grpc/version.go", "golang-google-grpc-dev"),
+    ("/usr/share/gocode/src/golang.org/x/crypto/hkdf/hkdf.go", "golang-golang-x-crypto-dev"),
+]
+
+
+def build_standin(directory):
+    missing = sorted({package for path, package in REQUIRED if not os.path.exists(path)})
+    if missing:
+        raise AssertionError(f"Go packages missing ({', '.join(missing)}): " + HOW_TO)
+    binary = os.path.join(directory, "apiserver-standin")
+    env = dict(os.environ, PATH="/usr/bin:/bin", GOCACHE=os.path.join(directory, "gocache"),
+               HOME=directory)
+    result = subprocess.run(["bash", BUILD_SCRIPT, binary], capture_output=True, env=env,
+                            timeout=600)
+    if result.returncode != 0:
+        raise AssertionError(f"{BUILD_SCRIPT} failed:\n" + result.stderr.decode(errors="replace"))
+    return binary
+
+
+class StandIn:
+    """apiserver-standin on one socket; each command's JSON line and exit status."""
+
+    def __init__(self, binary, socket, store):
+        self.binary, self.socket, self.store = binary, socket, store
+
+    def run(self, command, *args, check=True):
+        result = subprocess.run([self.binary, command, "--socket", self.socket,
+                                 "--store", self.store, *args],
+                                capture_output=True, text=True, timeout=120)
+        lines = result.stdout.strip().splitlines()
+        figures = json.loads(lines[-1]) if lines else {}
+        if check and result.returncode != 0:
+            raise AssertionError(f"{command} exited {result.returncode}: {result.stdout}"
+                                 f"{result.stderr}")
+        return figures
+
+    def healthz(self):
+        return self.run("status", "--timeout", "1s", check=False)
+
+
+class AsKubeApiserverSees(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.home = tempfile.mkdtemp(prefix="standin-", dir=os.environ.get("TEST_TMPDIR"))
+        cls.binary = build_standin(cls.home)
+
+    def setUp(self):
+        self.server, self.socket = kms_server(extra_args=["--max-staleness", "2s"])
+        self.server.start()
+        self.admin = AdminClient(self.server)
+        self.store = os.path.join(tempfile.mkdtemp(dir=self.home), "objects.jsonl")
+        self.standin = StandIn(self.binary, self.socket, self.store)
+
+    def tearDown(self):
+        self.admin.close()
+        self.server.stop()
+
+    def rotate(self):
+        self.admin.RotateKey(stubs()[0].KeyRef(tenant="acme", key="k8s"))
+
+    def test_objects_sealed_rotated_and_read_back_after_a_restart(self):
+        new_tenant(self.admin, "acme", keys=("k8s",))
+        first = self.standin.run("seal", "--objects", "10000")
+        self.assertEqual((first["sealed"], first["encrypt_calls"]), (10000, 1))
+        self.rotate()
+        status = self.standin.healthz()
+        self.assertTrue(status["ok"], status)
+        self.assertNotEqual(status["key_id"], first["key_id"])
+        second = self.standin.run("seal", "--objects", "100")
+        self.assertEqual(second["key_id"], status["key_id"])
+        # A restarted API server: one Decrypt per seed, every object read and checked.
+        self.server.stop()
+        self.server.start()
+        read = self.standin.run("open", "--concurrency", "50")
+        self.assertEqual((read["objects"], read["opened"], read["decrypt_calls"]),
+                         (10100, 10100, 2))
+        self.assertEqual(read["stale"], 10000)  # a storage migration would rewrite them
+        self.assertEqual(read["current_key_id"], second["key_id"])
+
+    def test_an_encrypt_under_another_key_id_than_status_is_discarded(self):
+        new_tenant(self.admin, "acme", keys=("k8s",))
+        flag = os.path.join(self.home, "rotated")
+        seal = subprocess.Popen([self.binary, "seal", "--socket", self.socket, "--store",
+                                 self.store, "--objects", "5", "--pause-after-status", flag],
+                                stdout=subprocess.PIPE, text=True)
+        self.assertEqual(json.loads(seal.stdout.readline()), {"paused": True})
+        self.rotate()  # between its Status and its Encrypt
+        open(flag, "w").close()
+        figures = json.loads(seal.stdout.readline())
+        seal.wait(timeout=30)
+        seal.stdout.close()
+        self.assertEqual(seal.returncode, 1)
+        self.assertEqual(figures["stage"], "encrypt")
+        self.assertIn("differs from Status's", figures["error"])
+        self.assertIn("answer discarded", figures["error"])
+        self.assertFalse(os.path.exists(self.store), "nothing sealed with a discarded seed")
+
+    def test_status_follows_the_key_the_keystore_and_the_socket(self):
+        missing = self.standin.healthz()
+        self.assertFalse(missing["ok"])
+        self.assertIn('key "acme/k8s" does not exist', missing["error"])
+        new_tenant(self.admin, "acme", keys=("k8s",))
+        self.assertTrue(self.standin.healthz()["ok"])
+        self.standin.run("seal", "--objects", "10")
+
+        keystore = os.path.join(self.server.data_dir, "keystore.sbx")
+        os.rename(keystore, keystore + ".away")
+        wait_for(lambda: not self.standin.healthz()["ok"], "Status failing", seconds=10)
+        self.assertIn("max-staleness", self.standin.healthz()["error"])
+        os.rename(keystore + ".away", keystore)
+        wait_for(lambda: self.standin.healthz()["ok"], "Status ok again", seconds=10)
+
+        # An old version disabled: its objects no longer open, and say why.
+        self.rotate()
+        self.admin.DisableKeyVersion(stubs()[0].KeyVersionRef(tenant="acme", key="k8s",
+                                                              version=1))
+        refused = self.standin.run("open", check=False)
+        self.assertFalse(refused["ok"])
+        self.assertIn("FailedPrecondition", " ".join(refused["errors"]))
+        self.admin.EnableKeyVersion(stubs()[0].KeyVersionRef(tenant="acme", key="k8s",
+                                                             version=1))
+        self.assertEqual(self.standin.run("open")["opened"], 10)
+
+        self.server.stop()  # the socket goes with it
+        gone = self.standin.healthz()
+        self.assertFalse(gone["ok"])
+        self.assertIn("DeadlineExceeded", gone["error"])
+        self.server.start()
+        wait_for(lambda: self.standin.healthz()["ok"], "Status ok after a restart")
+        self.assertEqual(self.standin.run("open")["opened"], 10)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
