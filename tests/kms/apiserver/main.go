@@ -9,7 +9,9 @@
 //	open    a restarted API server: every stored object read back, each distinct
 //	        wrapped seed opened once through Decrypt, --concurrency at a time
 //	bench   --seeds distinct seeds wrapped, then all opened through Decrypt with
-//	        --concurrency callers: the start-up burst, timed
+//	        --concurrency callers: the start-up burst, timed; with --tcp, the same
+//	        seeds also sealed by unary Seal and timed through unary Open over TCP,
+//	        in turn with the Decrypts, --rounds times
 //
 // Each prints one JSON line of figures; the exit status is 0 only when every call
 // and check succeeded.
@@ -42,6 +44,10 @@ func main() {
 	pause := flags.String("pause-after-status", "", "seal: wait after Status until this file exists")
 	concurrency := flags.Int("concurrency", 50, "open/bench: Decrypt calls at once")
 	seeds := flags.Int("seeds", 10000, "bench: distinct seeds")
+	rounds := flags.Int("rounds", 1, "bench: timed passes over the seeds")
+	tcp := flags.String("tcp", "", "bench: sealbox's TCP address, to time unary Open beside Decrypt")
+	tokenFile := flags.String("token-file", "", "bench --tcp: a data token for --key")
+	key := flags.String("key", "", "bench --tcp: the socket's key (KEY; the token names the tenant)")
 	flags.Parse(os.Args[2:])
 	if *socket == "" {
 		fail("--socket is required")
@@ -59,7 +65,13 @@ func main() {
 	case "open":
 		openObjects(p, *store, *concurrency)
 	case "bench":
-		bench(p, *seeds, *concurrency)
+		var baseline *unaryBaseline
+		if *tcp != "" {
+			if baseline, err = dialBaseline(*tcp, *tokenFile, *key, *timeout); err != nil {
+				fail(err.Error())
+			}
+		}
+		bench(p, *seeds, *concurrency, *rounds, baseline)
 	default:
 		fail("unknown command " + command)
 	}
@@ -178,12 +190,13 @@ func openObjects(p *plugin, store string, concurrency int) {
 	})
 }
 
-func bench(p *plugin, count, concurrency int) {
+func bench(p *plugin, count, concurrency, rounds int, baseline *unaryBaseline) {
 	keyID, err := p.status()
 	if err != nil {
 		report(false, map[string]interface{}{"stage": "status", "error": err.Error()})
 	}
 	wrapped := make([][]byte, count)
+	sealed := make([][]byte, count)
 	plain := make([][]byte, count)
 	_, errs := decryptAll(p, count, concurrency, func(i int) ([]byte, error) {
 		seed, err := newSeed()
@@ -195,25 +208,67 @@ func bench(p *plugin, count, concurrency int) {
 			return nil, err
 		}
 		wrapped[i], plain[i] = answer.Ciphertext, seed
-		return nil, nil
+		if baseline != nil {
+			sealed[i], err = baseline.seal(seed)
+		}
+		return nil, err
 	})
 	if len(errs) > 0 {
 		report(false, map[string]interface{}{"stage": "encrypt", "errors": firstFew(errs)})
 	}
-	started := time.Now()
-	latencies, errs := decryptAll(p, count, concurrency, func(i int) ([]byte, error) {
-		seed, err := p.decrypt(wrapped[i], keyID, fmt.Sprintf("bench-%d", i), nil)
-		if err == nil && string(seed) != string(plain[i]) {
-			err = fmt.Errorf("seed %d opened to another value", i)
+	// Each round times every seed through Decrypt, then (with --tcp) through unary
+	// Open, one after the other, so a noisy moment hits both alike.
+	passes := map[string][]map[string]interface{}{}
+	ok := true
+	timed := func(name string, call func(i int) ([]byte, error)) {
+		started := time.Now()
+		latencies, errs := decryptAll(p, count, concurrency, func(i int) ([]byte, error) {
+			seed, err := call(i)
+			if err == nil && string(seed) != string(plain[i]) {
+				err = fmt.Errorf("seed %d opened to another value", i)
+			}
+			return seed, err
+		})
+		took := time.Since(started)
+		ok = ok && len(errs) == 0
+		passes[name] = append(passes[name], map[string]interface{}{
+			"calls_per_second": float64(count) / took.Seconds(), "ms": percentiles(latencies),
+			"errors": firstFew(errs)})
+	}
+	for round := 0; round < rounds; round++ {
+		timed("kms_decrypt", func(i int) ([]byte, error) {
+			return p.decrypt(wrapped[i], keyID, fmt.Sprintf("bench-%d", i), nil)
+		})
+		if baseline != nil {
+			timed("unary_open_tcp", func(i int) ([]byte, error) { return baseline.open(sealed[i]) })
 		}
-		return seed, err
-	})
-	took := time.Since(started)
-	report(len(errs) == 0, map[string]interface{}{
-		"seeds": count, "concurrency": concurrency, "seconds": took.Seconds(),
-		"decrypts_per_second": float64(count) / took.Seconds(),
-		"decrypt_ms":          percentiles(latencies), "errors": firstFew(errs),
-	})
+	}
+	figures := map[string]interface{}{"seeds": count, "concurrency": concurrency, "rounds": rounds}
+	for name, runs := range passes {
+		figures[name] = map[string]interface{}{"median": medianRun(runs), "rounds": runs}
+	}
+	report(ok, figures)
+}
+
+// medianRun: the median over rounds of each figure (rate, p50, p99, max).
+func medianRun(runs []map[string]interface{}) map[string]float64 {
+	median := func(values []float64) float64 {
+		sort.Float64s(values)
+		return values[len(values)/2]
+	}
+	var rates []float64
+	figures := map[string][]float64{}
+	for _, run := range runs {
+		rates = append(rates, run["calls_per_second"].(float64))
+		for name, ms := range run["ms"].(map[string]float64) {
+			figures[name] = append(figures[name], ms)
+		}
+	}
+	out := map[string]float64{"calls_per_second": median(rates)}
+	for name, values := range figures {
+		out[name+"_ms"] = median(values)
+	}
+	return out
 }
 
 // decryptAll runs call(0..n-1) with `concurrency` at a time; the calls' latencies
