@@ -31,7 +31,7 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "host:port for gRPC. Non-loopback addresses need TLS (or "
-          "--allow-insecure-listen).");
+          "--allow-insecure-listen). \"none\": no gRPC listener, only --kms-socket.");
 ABSL_FLAG(std::string, data_dir, "",
           "Directory holding keystore.sbx: the keystore in one file (one replica, or "
           "replicas sharing a volume). Or --etcd-endpoints.");

@@ -89,7 +89,8 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, *credentials, &server->port_);
+  const bool listens = config.listen != kNoListener;
+  if (listens) builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->data_plane_service_.get());
   builder.RegisterService(server->admin_service_.get());
   // What reflection lists: the API's services registered here and the built-in
@@ -145,7 +146,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     builder.SetResourceQuota(quota);
   }
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
+  if (server->server_ == nullptr || (listens && server->port_ == 0)) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen,
                                                " (address in use, or not a valid host:port?)"));
   }

@@ -33,7 +33,11 @@ absl::Status ServerConfig::Validate() const {
   if (!client_ca_file.empty() && !tls()) {
     return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key");
   }
-  if (!tls() && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
+  if (listen == kNoListener && kms.path.empty()) {
+    return absl::InvalidArgumentError(
+        "--listen=none serves nothing without --kms-socket (give one, or an address)");
+  }
+  if (!tls() && listen != kNoListener && !IsLoopbackAddress(listen) && !allow_insecure_listen) {
     return absl::InvalidArgumentError(
         absl::StrCat("refusing to serve plaintext gRPC on non-loopback address ", listen,
                      ": give --tls-cert/--tls-key, or --allow-insecure-listen if a proxy "

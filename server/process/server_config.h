@@ -19,7 +19,8 @@ namespace sealbox::server {
 
 // Everything the server needs, resolved from flags (run_server.cc) or by dev mode.
 struct ServerConfig {
-  std::string listen = "127.0.0.1:50051";
+  std::string listen = "127.0.0.1:50051";  // kNoListener: only the KMS socket
+
   // Where the keystore is kept: a data directory (the file backend), or etcd
   // (etcd.endpoints not empty) under etcd_prefix. Exactly one.
   std::string data_dir;
@@ -82,6 +83,10 @@ struct ServerConfig {
 
 // "30s", "2m", "500ms" (Go's duration syntax) or "unbounded": --max-staleness.
 absl::StatusOr<absl::Duration> ParseMaxStaleness(const std::string& text);
+
+// --listen's value for no TCP (or unix) gRPC listener: a control-plane node's KMS
+// plugin that serves only --kms-socket, its keystore administered elsewhere.
+inline constexpr char kNoListener[] = "none";
 
 // True for 127.0.0.0/8, [::1], "localhost" and unix: socket listen addresses.
 bool IsLoopbackAddress(const std::string& host_port);

@@ -59,6 +59,14 @@ TEST(ServerConfigTest, PlaintextOnlyOnLoopbackUnlessSaidOtherwise) {
   EXPECT_TRUE(config.Validate().ok());
 }
 
+TEST(ServerConfigTest, NoListenerOnlyWithAKmsSocket) {
+  ServerConfig config = Valid();
+  config.listen = kNoListener;
+  EXPECT_THAT(config.Validate().message(), HasSubstr("--listen=none serves nothing"));
+  config.kms.path = "/run/sealbox/kms.sock";
+  EXPECT_TRUE(config.Validate().ok()) << config.Validate();
+}
+
 TEST(ServerConfigTest, AClientCaNeedsTls) {
   ServerConfig config = Valid();
   config.client_ca_file = "ca.pem";

@@ -7,6 +7,9 @@ and the socket come and go."""
 
 import json
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,7 +19,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import AdminClient, Server, new_tenant, stubs, wait_for  # noqa: E402
+from harness import (CLI, SERVER, AdminClient, Server, free_port, new_tenant,  # noqa: E402
+                     stubs, wait_for)
 from kms_socket_test import kms_server  # noqa: E402
 
 BUILD_SCRIPT = "tests/kms/apiserver/build.sh"
@@ -155,6 +159,49 @@ class AsKubeApiserverSees(unittest.TestCase):
         self.server.start()
         wait_for(lambda: self.standin.healthz()["ok"], "Status ok after a restart")
         self.assertEqual(self.standin.run("open")["opened"], 10)
+
+
+class OperationsGuide(unittest.TestCase):
+    """docs/OPERATIONS.md's "Try it on one machine", run as written (on a free port
+    instead of 50051), with sealbox-server, sealbox and the stand-in on PATH."""
+
+    def test_the_guide_runs_as_written(self):
+        with open("docs/OPERATIONS.md") as f:
+            section = f.read().split("### Try it on one machine", 1)[1]
+        script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+        script = script.replace("127.0.0.1:50051", f"127.0.0.1:{free_port()}")
+        # Under /tmp: the socket's path must fit a unix socket's 107 bytes.
+        work = tempfile.mkdtemp(prefix="sbx-guide-", dir="/tmp")
+        self.addCleanup(shutil.rmtree, work, True)
+        bin_dir = os.path.join(work, "bin")
+        os.mkdir(bin_dir)
+        home = tempfile.mkdtemp(prefix="standin-", dir=os.environ.get("TEST_TMPDIR"))
+        for name, command in [("sealbox-server", SERVER), ("sealbox", CLI),
+                              ("apiserver-standin", [build_standin(home)])]:
+            path = os.path.join(bin_dir, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, command)))
+            os.chmod(path, 0o755)
+        run_dir = os.path.join(work, "try")
+        os.mkdir(run_dir)
+        env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=run_dir,
+                                env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = [json.loads(line) for line in result.stdout.splitlines()
+                 if line.startswith("{")]
+        # status (missing), status, seal, status, seal, open, open (refused), open
+        self.assertEqual(len(lines), 8, result.stdout)
+        self.assertFalse(lines[0]["ok"])
+        self.assertIn('key "kube/secrets" does not exist', lines[0]["error"])
+        self.assertRegex(lines[1]["key_id"], r"^sealbox:kube/secrets:v1:[0-9a-f]{16}$")
+        self.assertEqual(lines[2]["sealed"], 10000)
+        self.assertRegex(lines[3]["key_id"], r"^sealbox:kube/secrets:v2:")
+        self.assertEqual((lines[5]["opened"], lines[5]["decrypt_calls"]), (10100, 2))
+        self.assertFalse(lines[6]["ok"])
+        self.assertIn("version 1", " ".join(lines[6]["errors"]))
+        self.assertIn("disabled", " ".join(lines[6]["errors"]))
+        self.assertEqual(lines[7]["opened"], 10100)
 
 
 if __name__ == "__main__":

@@ -311,6 +311,38 @@ class KmsSocketFile(unittest.TestCase):
         with open(path) as f:
             self.assertEqual(f.read(), "not a socket")
 
+    def test_the_socket_alone_without_a_grpc_listener(self):
+        # The keystore is made (tenant and key) by a server with a TCP listener, as
+        # another replica or the node's admin would; the plugin then serves only the
+        # socket.
+        maker = Server().start()
+        try:
+            admin = AdminClient(maker)
+            new_tenant(admin, "acme", keys=("k8s",))
+            admin.close()
+        finally:
+            maker.stop()
+        server, path = kms_server()
+        server.data_dir, server.prefix, server.kek_file = (
+            maker.data_dir, maker.prefix, maker.kek_file)
+        server.start(listen="none")
+        try:
+            self.assertEqual(server.port, 0)
+            self.assertNotIn('"event":"listening"', server.output())
+            kms = Kms(path)
+            status = kms.status()
+            self.assertEqual(status.healthz, "ok")
+            sealed = kms.encrypt(b"k" * 32)
+            self.assertEqual(sealed.key_id, status.key_id)
+            self.assertEqual(kms.decrypt(sealed.ciphertext, sealed.key_id), b"k" * 32)
+            kms.close()
+        finally:
+            server.stop()
+        alone = Server(extra_args=[])
+        with self.assertRaises(RuntimeError) as failed:
+            alone.start(listen="none")
+        self.assertIn("--listen=none serves nothing without --kms-socket", str(failed.exception))
+
     def test_flags_are_checked(self):
         for args, message in [
             (["--kms-socket", "/tmp/x.sock"], "--kms-key must be TENANT/KEY"),
