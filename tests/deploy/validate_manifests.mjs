@@ -1,8 +1,10 @@
 // Checks deploy/kubernetes offline: every object against the Kubernetes OpenAPI
 // schema (kubernetes-models' generated validators: types, required fields, enums,
 // formats; like kubeconform without --strict, unknown fields are not rejected, so
-// the settings that matter are checked by path below), the kustomizations, and the
-// settings the deployment promises. Exits 1 listing every problem.
+// the settings that matter are checked by path below), the kustomizations, the
+// settings the deployment promises, and kms/ (kube-apiserver's KMS plugin: a static
+// Pod and an EncryptionConfiguration, files for the nodes). Exits 1 listing every
+// problem.
 //
 //   node validate_manifests.mjs NODE_MODULES DEPLOY_KUBERNETES_DIR
 import fs from "node:fs";
@@ -60,7 +62,8 @@ function applyPatches(kustomization, obj, where) {
 }
 
 // 1. Every object in every file the kustomization lists is valid, and every YAML
-//    file in the folder is listed.
+//    file in the folder is listed. (Subfolders are overlays, checked in 3, and kms/,
+//    node files that are never applied, checked in 4.)
 const kustomization = yaml.load(fs.readFileSync(path.join(dir, "kustomization.yaml"), "utf8"));
 const listed = new Set(kustomization.resources);
 for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
@@ -256,6 +259,134 @@ for (const { obj } of etcdObjects) {
         `etcd overlay: ${obj.kind} ${obj.metadata.name}: in namespace sealbox`);
 }
 
+// 4. kms/: sealbox as kube-apiserver's KMS v2 plugin. A static Pod (kubelet-run, so
+//    not in any kustomization) whose --kms-socket is the endpoint of the
+//    EncryptionConfiguration kube-apiserver reads, in a directory both mount.
+const kmsDir = path.join(dir, "kms");
+const kmsFiles = ["static-pod.yaml", "encryption-config.yaml"];
+for (const file of fs.readdirSync(kmsDir).filter((f) => f.endsWith(".yaml"))) {
+  check(kmsFiles.includes(file),
+        `kms/${file}: not checked (validate_manifests.mjs knows ${kmsFiles.join(", ")})`);
+}
+check(![kustomization, etcdKustomization].some(
+        (k) => k.resources.some((r) => r.startsWith("kms"))),
+      "kms/: static pods are files on the nodes, in no kustomization");
+const [kmsPods, encryptionConfigs] = kmsFiles.map(
+  (file) => yaml.loadAll(fs.readFileSync(path.join(kmsDir, file), "utf8")).filter(Boolean));
+check(kmsPods.length === 1 && kmsPods[0].kind === "Pod", "kms/static-pod.yaml: one Pod");
+check(encryptionConfigs.length === 1, "kms/encryption-config.yaml: one object");
+if (kmsPods[0]?.kind !== "Pod") finish();  // the checks below read the Pod
+const kmsPod = kmsPods[0];
+await validate("kms/static-pod.yaml", kmsPod);
+const kmsSpec = kmsPod.spec ?? {};
+const kmsContainer = kmsSpec.containers?.[0] ?? {};
+const kmsArgs = kmsContainer.args ?? [];
+const kmsFlag = (name) =>
+  kmsArgs.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
+const kmsMount = (name) => (kmsContainer.volumeMounts ?? []).find((m) => m.name === name);
+// The hostPath volume and its mount whose path holds `file` (or is it).
+const hostPathFor = (file) => {
+  const mount = (kmsContainer.volumeMounts ?? []).find(
+    (m) => file === m.mountPath || file?.startsWith(m.mountPath + "/"));
+  return { mount, hostPath: (kmsSpec.volumes ?? []).find((v) => v.name === mount?.name)?.hostPath };
+};
+
+check(kmsPod.metadata?.namespace === "kube-system", "kms pod: in kube-system, beside kube-apiserver");
+check(kmsSpec.priorityClassName === "system-node-critical", "kms pod: system-node-critical");
+check(kmsSpec.hostNetwork === true, "kms pod: hostNetwork (its listener on the node's loopback)");
+check(kmsContainer.image === container.image, `kms pod: the Deployment's image (${container.image})`);
+check(kmsSpec.securityContext?.runAsNonRoot === true, "kms pod: runAsNonRoot");
+check(kmsSpec.securityContext?.runAsUser === 65532, "kms pod: runAsUser 65532 (the image's user)");
+check(kmsSpec.securityContext?.seccompProfile?.type === "RuntimeDefault",
+      "kms pod: seccomp RuntimeDefault");
+check(kmsSpec.automountServiceAccountToken === false, "kms pod: no service account token");
+const kmsSecurity = kmsContainer.securityContext ?? {};
+check(kmsSecurity.runAsNonRoot === true, "kms container: runAsNonRoot");
+check(kmsSecurity.readOnlyRootFilesystem === true, "kms container: read-only root filesystem");
+check(kmsSecurity.allowPrivilegeEscalation === false, "kms container: no privilege escalation");
+check(kmsSecurity.capabilities?.drop?.includes("ALL"), "kms container: drops ALL capabilities");
+
+const kmsListen = kmsFlag("listen") ?? "";
+check(kmsListen.startsWith("127.0.0.1:"),
+      `kms pod: --listen on 127.0.0.1 only (is "${kmsListen}")`);
+for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+  const command = kmsContainer[probe]?.exec?.command ?? [];
+  check(command[0] === "/usr/local/bin/sealbox" && command[1] === "health",
+        `kms pod: ${probe} runs sealbox health`);
+  check(command.includes(`--server=${kmsListen}`), `kms pod: ${probe} asks --listen's address`);
+  check(command.includes("--alive") === (probe !== "readinessProbe"),
+        `kms pod: ${probe} ${probe === "readinessProbe" ? "without" : "with"} --alive`);
+}
+// The names rules of server/keystore/names.h.
+const kmsKey = kmsFlag("kms-key") ?? "";
+check(/^[a-z][a-z0-9_-]{0,63}\/[A-Za-z0-9_.-]{1,64}$/.test(kmsKey),
+      `kms pod: --kms-key "${kmsKey}" is TENANT/KEY (tenant [a-z][a-z0-9_-]*, key [A-Za-z0-9_.-]+)`);
+const socketMode = kmsFlag("kms-socket-mode") ?? "0600";
+check(/^0?[0-7]{3}$/.test(socketMode) && (parseInt(socketMode, 8) & 0o007) === 0,
+      `kms pod: --kms-socket-mode ${socketMode} is octal and gives others nothing`);
+const socketPath = kmsFlag("kms-socket") ?? "";
+const socketDir = path.posix.dirname(socketPath);
+const socketVolume = hostPathFor(socketPath);
+check(socketPath.startsWith("/") && socketVolume.mount?.mountPath === socketDir,
+      `kms pod: --kms-socket (${socketPath}) directly in a mounted directory`);
+check(socketVolume.hostPath?.type === "DirectoryOrCreate",
+      "kms pod: the socket's directory a hostPath of type DirectoryOrCreate");
+// kube-apiserver mounts the host directory at the same path (README.md), so the
+// endpoint it dials is the path the server binds.
+check(socketVolume.hostPath?.path === socketDir,
+      `kms pod: the socket's hostPath (${socketVolume.hostPath?.path ?? "none"}) is mounted ` +
+      "at its own path");
+check(!socketVolume.mount?.readOnly,
+      "kms pod: the socket's directory writable (the server binds there)");
+for (const name of ["kek-file", "admin-token-file"]) {
+  const { mount, hostPath } = hostPathFor(kmsFlag(name));
+  check(hostPath?.path && mount?.readOnly === true,
+        `kms pod: --${name} in a read-only hostPath mount`);
+}
+// The keystore: a node-local file, or (the commented alternative) etcd.
+if (!kmsFlag("etcd-endpoints")) {
+  const data = hostPathFor(kmsFlag("data-dir"));
+  check(data.hostPath?.path && data.mount.mountPath === kmsFlag("data-dir"),
+        "kms pod: --data-dir a hostPath mount (or --etcd-endpoints)");
+}
+check(!(kmsSpec.volumes ?? []).some((v) => v.secret || v.configMap || v.persistentVolumeClaim),
+      "kms pod: hostPath volumes only (a static pod cannot use Secrets, ConfigMaps or claims)");
+check((kmsSpec.volumes ?? []).every((v) => kmsMount(v.name)), "kms pod: every volume mounted");
+
+// kubernetes-models has no schema for apiserver.config.k8s.io: checked field by field.
+const encryption = encryptionConfigs[0] ?? {};
+check(encryption.apiVersion === "apiserver.config.k8s.io/v1" &&
+        encryption.kind === "EncryptionConfiguration",
+      "kms/encryption-config.yaml: an apiserver.config.k8s.io/v1 EncryptionConfiguration");
+const forSecrets = (encryption.resources ?? []).filter((r) => r.resources?.includes("secrets"));
+check(forSecrets.length === 1, "encryption config: one entry for secrets");
+for (const [i, entry] of (encryption.resources ?? []).entries()) {
+  const where = `encryption config: resources[${i}] (${entry.resources})`;
+  const providers = entry.providers ?? [];
+  const kms = providers[0]?.kms;
+  check(kms, `${where}: kms is the first provider (the first one seals every write)`);
+  if (!kms) continue;
+  check(kms.apiVersion === "v2", `${where}: kms apiVersion v2 (is ${kms.apiVersion})`);
+  check(/^[^:]+$/.test(kms.name ?? ""),
+        `${where}: kms name given, without ":" (it prefixes stored values)`);
+  const endpoint = kms.endpoint ?? "";
+  check(endpoint.startsWith("unix:///"),
+        `${where}: kms endpoint a unix:// socket path (is "${endpoint}")`);
+  check(endpoint.slice("unix://".length) === socketPath,
+        `${where}: kms endpoint ${endpoint} is the pod's --kms-socket ${socketPath}`);
+  check(path.posix.dirname(endpoint.slice("unix://".length)) === socketVolume.hostPath?.path,
+        `${where}: the endpoint's directory is the pod's hostPath ` +
+        `(${socketVolume.hostPath?.path ?? "none"})`);
+  check(/^\d+(ms|s|m)$/.test(kms.timeout ?? ""), `${where}: kms timeout set (is ${kms.timeout})`);
+  check(kms.cachesize === undefined, `${where}: no cachesize (KMS v1 only)`);
+  check(providers.length >= 2 && "identity" in providers.at(-1) &&
+          Object.keys(providers.at(-1)).length === 1,
+        `${where}: identity last (reads what was written before encryption)`);
+  check(providers.slice(0, -1).every((p) => !("identity" in p)),
+        `${where}: identity only last (first, it would write plaintext)`);
+}
+
 finish();
-console.log(`${objects.length + 1} objects valid, and ${etcdObjects.length} in the etcd ` +
-            "overlay (kubernetes-models, Kubernetes 1.34 schema); every promised setting present");
+console.log(`${objects.length + 1} objects valid, ${etcdObjects.length} in the etcd ` +
+            "overlay (kubernetes-models, Kubernetes 1.34 schema), and kms/'s static Pod and " +
+            "EncryptionConfiguration; every promised setting present");
