@@ -247,6 +247,16 @@ Outcome RunKeyRotate(const Invocation& invocation) {
                    KeyRefOf(invocation), DescribeKey);
 }
 
+Outcome RunKeyDisable(const Invocation& invocation) {
+  return CallAdmin(invocation, "disable key " + KeyPath(invocation), &v1::Admin::Stub::DisableKey,
+                   KeyRefOf(invocation), DescribeKey);
+}
+
+Outcome RunKeyEnable(const Invocation& invocation) {
+  return CallAdmin(invocation, "enable key " + KeyPath(invocation), &v1::Admin::Stub::EnableKey,
+                   KeyRefOf(invocation), DescribeKey);
+}
+
 Outcome RunKeyGet(const Invocation& invocation) {
   return CallAdmin(invocation, "get key " + KeyPath(invocation), &v1::Admin::Stub::GetKey,
                    KeyRefOf(invocation), DescribeKey);
@@ -476,6 +486,24 @@ std::vector<Command> AdminCommands() {
        2,
        2,
        RunKeyRotate},
+      {{"admin", "key", "disable-key"},
+       "TENANT KEY",
+       "stop the whole key from sealing or opening, until enable-key",
+       "Every version at once, reversibly: for a key suspected compromised or used by\n"
+       "mistake. Calls with it answer FAILED_PRECONDITION until `admin key enable-key`;\n"
+       "its versions keep their own states, and scheduled rotation waits.",
+       {},
+       2,
+       2,
+       RunKeyDisable},
+      {{"admin", "key", "enable-key"},
+       "TENANT KEY",
+       "let a disabled key seal and open again",
+       "",
+       {},
+       2,
+       2,
+       RunKeyEnable},
       {{"admin", "key", "get"},
        "TENANT KEY",
        "show a key and its versions",

@@ -41,6 +41,16 @@ TEST(DescribeKeyTest, AHeaderLineThenOneLinePerVersion) {
             "  v2    enabled    2023-11-14 22:13:22 UTC  imported  (primary)\n");
 }
 
+TEST(DescribeKeyTest, ADisabledKeySaysSoOnItsHeaderLine) {
+  v1::Key key = TwoVersionKey();
+  key.set_disabled(true);
+  EXPECT_EQ(DescribeKey(key),
+            "acme/default  AES-256-GCM  primary v2  min decryption v1  DISABLED (no version "
+            "seals or opens)\n"
+            "  v1    destroyed  2023-11-14 22:13:20 UTC\n"
+            "  v2    enabled    2023-11-14 22:13:22 UTC  imported  (primary)\n");
+}
+
 TEST(DescribeKeyTest, NamesEveryAlgorithmAndStateAndNumbersUnknownOnes) {
   v1::Key key;
   key.set_tenant("t");

@@ -46,6 +46,7 @@ expect 0 "help -h" -- -h
 out_has "Exit codes"
 expect 0 "help command" -- help admin key
 out_has "sealbox admin key destroy TENANT KEY VERSION"
+out_has "sealbox admin key disable-key TENANT KEY"
 expect 0 "seal help" -- seal --help
 for text in "Usage: sealbox seal --key NAME" "--aad TEXT" "--aad-file FILE" "-i, --input" \
     "-o, --output" "--stream" "1 MiB"; do

@@ -214,6 +214,21 @@ grpc::ServerUnaryReactor* AdminService::SetMinDecryptionVersion(
   });
 }
 
+grpc::ServerUnaryReactor* AdminService::DisableKey(grpc::CallbackServerContext* context,
+                                                   const v1::KeyRef* request, v1::Key* response) {
+  return Run(context, "DisableKey", *request, *response, [&](const Principal&) {
+    return Into(keystore_->keys().SetKeyEnabled(request->tenant(), request->key(), false),
+                response);
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::EnableKey(grpc::CallbackServerContext* context,
+                                                  const v1::KeyRef* request, v1::Key* response) {
+  return Run(context, "EnableKey", *request, *response, [&](const Principal&) {
+    return Into(keystore_->keys().SetKeyEnabled(request->tenant(), request->key(), true), response);
+  });
+}
+
 grpc::ServerUnaryReactor* AdminService::DisableKeyVersion(grpc::CallbackServerContext* context,
                                                           const v1::KeyVersionRef* request,
                                                           v1::Key* response) {

@@ -62,6 +62,10 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* SetMinDecryptionVersion(
       grpc::CallbackServerContext* context, const v1::SetMinDecryptionVersionRequest* request,
       v1::Key* response) override;
+  grpc::ServerUnaryReactor* DisableKey(grpc::CallbackServerContext* context,
+                                       const v1::KeyRef* request, v1::Key* response) override;
+  grpc::ServerUnaryReactor* EnableKey(grpc::CallbackServerContext* context,
+                                      const v1::KeyRef* request, v1::Key* response) override;
   grpc::ServerUnaryReactor* DisableKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;

@@ -19,6 +19,20 @@ absl::Status KeyNotFound(const std::string& key) {
   return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
 }
 
+// The caller's key if it may be used: NOT_FOUND, or FAILED_PRECONDITION while
+// DisableKey holds it (the message says how to undo it: the caller is its tenant).
+absl::StatusOr<const KeyEntry*> UsableKey(const Snapshot& snapshot, const std::string& tenant,
+                                          const std::string& key) {
+  const KeyEntry* entry = snapshot.FindKey(tenant, key);
+  if (entry == nullptr) return KeyNotFound(key);
+  if (entry->disabled) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("key \"", key,
+                     "\" is disabled: no version seals or opens until it is enabled (EnableKey)"));
+  }
+  return entry;
+}
+
 // A version number that names no version can only come from a damaged or forged
 // ciphertext: it gets the same answer as any other (a real but disabled version
 // keeps its FAILED_PRECONDITION, which tells an operator what to fix).
@@ -104,10 +118,10 @@ absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot& snapshot, const s
                                                absl::Span<const uint8_t> aad, Output& ciphertext,
                                                bool may_catch_up) {
   std::shared_ptr<const Snapshot> fresher;
-  const KeyEntry* entry =
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up).FindKey(tenant, key);
-  if (entry == nullptr) return KeyNotFound(key);
-  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = entry->sealing->Current();
+  absl::StatusOr<const KeyEntry*> entry =
+      UsableKey(CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up), tenant, key);
+  if (!entry.ok()) return entry.status();
+  absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = (*entry)->sealing->Current();
   if (!epoch.ok()) return epoch.status();
   absl::StatusOr<Output> sealed = (*epoch)->Seal<Output>(plaintext, aad);
   if (!sealed.ok()) return sealed.status();
@@ -135,14 +149,14 @@ absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot& snapshot, const s
   std::shared_ptr<const Snapshot> fresher;
   const uint32_t named = VersionIn(ciphertext);
   const Snapshot& current = CaughtUp(snapshot, tenant, key, named, fresher, may_catch_up);
-  const KeyEntry* entry = current.FindKey(tenant, key);
-  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<const KeyEntry*> entry = UsableKey(current, tenant, key);
+  if (!entry.ok()) return entry.status();
   if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up); !s.ok()) {
     return s;
   }
-  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
-  absl::StatusOr<uint32_t> version = OpenWith(*entry, ciphertext, aad, plaintext);
-  if (crypto::IsDecryptionFailure(version.status())) CountFailure(*entry);
+  if (absl::Status s = failure_limit_.Check(**entry); !s.ok()) return s;
+  absl::StatusOr<uint32_t> version = OpenWith(**entry, ciphertext, aad, plaintext);
+  if (crypto::IsDecryptionFailure(version.status())) CountFailure(**entry);
   return version;
 }
 
@@ -229,10 +243,10 @@ absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlaneEngine::NewStream
     const Snapshot& snapshot, const std::string& tenant, const std::string& key,
     absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
   std::shared_ptr<const Snapshot> fresher;
-  const KeyEntry* entry =
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true)
-          .FindKey(tenant, key);
-  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<const KeyEntry*> usable = UsableKey(
+      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true), tenant, key);
+  if (!usable.ok()) return usable.status();
+  const KeyEntry* entry = *usable;
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr ||
       primary->second.material->empty()) {
@@ -251,8 +265,9 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlaneEngine::NewStream
   const Snapshot& current =
       CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true);
   if (fresher != nullptr) snapshot = fresher;
-  const KeyEntry* entry = current.FindKey(tenant, key);
-  if (entry == nullptr) return KeyNotFound(key);
+  absl::StatusOr<const KeyEntry*> usable = UsableKey(current, tenant, key);
+  if (!usable.ok()) return usable.status();
+  const KeyEntry* entry = *usable;
   if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
   auto lookup = [this, snapshot, entry, tenant,
                  key](uint32_t version) -> absl::StatusOr<crypto::SecretBytes> {
@@ -266,6 +281,7 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlaneEngine::NewStream
     }
     const KeyEntry* current = caught_up.FindKey(tenant, key);
     if (current == nullptr) current = entry;
+    if (current->disabled) return UsableKey(caught_up, tenant, key).status();
     absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
     return (*found)->material->Clone();

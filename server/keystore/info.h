@@ -84,6 +84,7 @@ struct KeySummary {
   uint32_t min_available_version = 1;                     // versions below were trimmed
   absl::Duration rotation_period = absl::ZeroDuration();  // zero: not automatic
   absl::Time primary_create_time;  // the next rotation is due this + rotation_period
+  bool disabled = false;           // DisableKey: no version seals or opens
 };
 
 // A key as admin calls describe it.

@@ -217,7 +217,7 @@ std::vector<std::string> KeyAdmin::RotateDueKeys(absl::Time now) {
   std::vector<std::pair<std::string, std::string>> due;
   for (const auto& [tenant_name, tenant] : keystore_.snapshot()->tenants()) {
     for (const auto& [key_name, key] : tenant->keys) {
-      if (key->rotation_period > absl::ZeroDuration() &&
+      if (!key->disabled && key->rotation_period > absl::ZeroDuration() &&
           key->primary_create_time + key->rotation_period <= now) {
         due.emplace_back(tenant_name, key_name);
       }
@@ -230,7 +230,7 @@ std::vector<std::string> KeyAdmin::RotateDueKeys(absl::Time now) {
         UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
           rotated_here = false;
           // Read in the transaction: another replica may have rotated it already.
-          if (RotationDue(k) > now) return false;
+          if (k.disabled() || RotationDue(k) > now) return false;
           auto material = RandomMaterial(k.algorithm());
           if (!material.ok()) return material.status();
           AddPrimaryVersion(k, material->span(), /*imported=*/false);
@@ -301,6 +301,15 @@ absl::StatusOr<KeyInfo> KeyAdmin::SetMinDecryptionVersion(const std::string& ten
           " would be above its primary version ", k.primary_version(), "; rotate first"));
     }
     k.set_min_decryption_version(version);
+    return true;
+  });
+}
+
+absl::StatusOr<KeyInfo> KeyAdmin::SetKeyEnabled(const std::string& tenant, const std::string& key,
+                                                bool enabled) {
+  return UpdateKey(tenant, key, [&](internal::Key& k) -> absl::StatusOr<bool> {
+    if (k.disabled() == !enabled) return false;
+    k.set_disabled(!enabled);
     return true;
   });
 }

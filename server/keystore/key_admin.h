@@ -55,6 +55,11 @@ class KeyAdmin {
   // 1 <= version <= the primary version.
   absl::StatusOr<KeyInfo> SetMinDecryptionVersion(const std::string& tenant, const std::string& key,
                                                   uint32_t version);
+  // The whole key in or out of use (DisableKey): while disabled, no version seals
+  // or opens and RotateDueKeys passes it by. Setting what is already set is OK
+  // and writes nothing.
+  absl::StatusOr<KeyInfo> SetKeyEnabled(const std::string& tenant, const std::string& key,
+                                        bool enabled);
   // kEnabled or kDisabled.
   absl::StatusOr<KeyInfo> SetVersionState(const std::string& tenant, const std::string& key,
                                           uint32_t version, VersionState state);

@@ -208,6 +208,43 @@ TEST_P(KeyAdminTest, ImportKey) {
   EXPECT_TRUE(key->versions[1].imported);
 }
 
+// DisableKey: the whole key out of use, on every replica and after a reopen, its
+// versions' own states untouched; scheduled rotation waits and catches up when the
+// key is enabled again.
+TEST_P(KeyAdminTest, AKeyDisabledAndEnabledAsAWhole) {
+  auto ks = OpenOrDie();
+  ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());
+  ASSERT_TRUE(ks->keys().CreateKey("acme", "k", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(ks->keys().SetRotationPeriod("acme", "k", absl::Hours(1)).ok());
+  auto key = ks->keys().SetKeyEnabled("acme", "k", false);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_TRUE(key->disabled);
+  EXPECT_EQ(key->versions[0].state, VersionState::kEnabled);
+  EXPECT_TRUE(ks->snapshot()->FindKey("acme", "k")->disabled);
+  // Again: OK, and nothing written.
+  ASSERT_TRUE(ks->Refresh().ok());
+  const uint64_t generation = ks->snapshot()->generation();
+  ASSERT_TRUE(ks->keys().SetKeyEnabled("acme", "k", false).ok());
+  ASSERT_TRUE(ks->Refresh().ok());
+  EXPECT_EQ(ks->snapshot()->generation(), generation);
+  // Another replica, and the store reopened, see it disabled.
+  auto other = OpenOrDie(/*create=*/false);
+  EXPECT_TRUE(other->snapshot()->FindKey("acme", "k")->disabled);
+  EXPECT_TRUE(other->keys().GetKey("acme", "k")->disabled);
+  // A rotation that is due waits while the key is disabled.
+  const absl::Time due = absl::Now() + absl::Hours(2);
+  EXPECT_THAT(ks->keys().RotateDueKeys(due), SizeIs(0));
+  EXPECT_EQ(ks->keys().GetKey("acme", "k")->primary_version, 1u);
+  key = other->keys().SetKeyEnabled("acme", "k", true);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_FALSE(key->disabled);
+  ASSERT_TRUE(ks->Refresh().ok());
+  EXPECT_FALSE(ks->snapshot()->FindKey("acme", "k")->disabled);
+  EXPECT_THAT(ks->keys().RotateDueKeys(due), SizeIs(1));
+  EXPECT_TRUE(absl::IsNotFound(ks->keys().SetKeyEnabled("acme", "nope", false).status()));
+  EXPECT_TRUE(absl::IsNotFound(ks->keys().SetKeyEnabled("nobody", "k", false).status()));
+}
+
 TEST_P(KeyAdminTest, VersionStatesAndDestruction) {
   auto ks = OpenOrDie();
   ASSERT_TRUE(ks->tenants().CreateTenant("acme").ok());

@@ -39,6 +39,13 @@ KmsHealth::Answer KmsHealth::Check() {
                          "--kms-key)"),
             ""};
   }
+  if (key->disabled) {
+    return {absl::StrCat(ref,
+                         " is disabled in sealbox: nothing seals or opens with it (enable it: "
+                         "sealbox admin key enable-key ",
+                         key_.tenant, " ", key_.key, ")"),
+            ""};
+  }
   auto primary = key->versions.find(key->primary_version);
   if (primary == key->versions.end() || primary->second.state != VersionState::kEnabled) {
     return {absl::StrCat("the primary version ", key->primary_version, " of ", ref,

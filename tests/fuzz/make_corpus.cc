@@ -290,6 +290,8 @@ void Rpcs(Writer w) {
   key_ref.set_key("k2");
   w.Write("rotate_key", RpcInput(kRotateKey, kAdmin, key_ref));
   w.Write("get_key", RpcInput(kGetKey, kAdmin, key_ref));
+  w.Write("disable_key", RpcInput(kDisableKey, kAdmin, key_ref));
+  w.Write("enable_key", RpcInput(kEnableKey, kAdmin, key_ref));
   v1::ListKeysRequest list_keys;
   list_keys.set_tenant("scratch");
   w.Write("list_keys", RpcInput(kListKeys, kAdmin, list_keys));

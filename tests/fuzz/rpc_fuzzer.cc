@@ -305,6 +305,10 @@ void CallOne(const uint8_t* data, size_t size) {
       return AdminUnary(f, &A::ListKeys, input.Rest(), credential);
     case kSetMinDecryptionVersion:
       return AdminUnary(f, &A::SetMinDecryptionVersion, input.Rest(), credential);
+    case kDisableKey:
+      return AdminUnary(f, &A::DisableKey, input.Rest(), credential);
+    case kEnableKey:
+      return AdminUnary(f, &A::EnableKey, input.Rest(), credential);
     case kDisableKeyVersion:
       return AdminUnary(f, &A::DisableKeyVersion, input.Rest(), credential);
     case kEnableKeyVersion:

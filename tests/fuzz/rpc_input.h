@@ -37,6 +37,8 @@ enum Rpc {
   kIssueAdminToken,
   kRevokeAdminToken,
   kListAdminTokens,
+  kDisableKey,
+  kEnableKey,
   kRpcCount
 };
 

@@ -190,8 +190,9 @@ class OperationsGuide(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = [json.loads(line) for line in result.stdout.splitlines()
                  if line.startswith("{")]
-        # status (missing), status, seal, status, seal, open, open (refused), open
-        self.assertEqual(len(lines), 8, result.stdout)
+        # status (missing), status, seal, status, seal, open, open (a version disabled),
+        # open, status (the key disabled), status
+        self.assertEqual(len(lines), 10, result.stdout)
         self.assertFalse(lines[0]["ok"])
         self.assertIn('key "kube/secrets" does not exist', lines[0]["error"])
         self.assertRegex(lines[1]["key_id"], r"^sealbox:kube/secrets:v1:[0-9a-f]{16}$")
@@ -202,6 +203,10 @@ class OperationsGuide(unittest.TestCase):
         self.assertIn("version 1", " ".join(lines[6]["errors"]))
         self.assertIn("disabled", " ".join(lines[6]["errors"]))
         self.assertEqual(lines[7]["opened"], 10100)
+        self.assertFalse(lines[8]["ok"])
+        self.assertIn('key "kube/secrets" is disabled in sealbox', lines[8]["error"])
+        self.assertIn("sealbox admin key enable-key kube secrets", lines[8]["error"])
+        self.assertEqual(lines[9]["key_id"], lines[3]["key_id"])
 
 
 if __name__ == "__main__":

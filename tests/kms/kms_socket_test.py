@@ -243,6 +243,36 @@ class KmsStatusHealth(unittest.TestCase):
             admin.close()
             server.stop()
 
+    def test_a_disabled_key_fails_status_and_every_call_until_enabled(self):
+        server, path = kms_server()
+        server.start()
+        admin = AdminClient(server)
+        kms = Kms(path)
+        ref = stubs()[0].KeyRef(tenant="acme", key="k8s")
+        try:
+            new_tenant(admin, "acme", keys=("k8s",))
+            ok = kms.status()
+            sealed = kms.encrypt(b"d" * 32)
+            admin.DisableKey(ref)
+            status = kms.status()
+            self.assertEqual(status.key_id, "")
+            self.assertEqual(status.healthz, 'key "acme/k8s" is disabled in sealbox: nothing '
+                             "seals or opens with it (enable it: sealbox admin key enable-key "
+                             "acme k8s)")
+            for call in (lambda: kms.encrypt(b"e" * 32),
+                         lambda: kms.decrypt(sealed.ciphertext, sealed.key_id)):
+                with self.assertRaises(grpc.RpcError) as refused:
+                    call()
+                self.assertEqual(refused.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+                self.assertIn('key "k8s" is disabled', refused.exception.details())
+            admin.EnableKey(ref)
+            self.assertEqual(kms.status().key_id, ok.key_id, "the same key, the same key_id")
+            self.assertEqual(kms.decrypt(sealed.ciphertext, sealed.key_id), b"d" * 32)
+        finally:
+            kms.close()
+            admin.close()
+            server.stop()
+
     def test_a_stale_keystore_fails_status_until_it_is_current(self):
         server, path = kms_server(extra_args=["--max-staleness", "2s"])
         server.start()

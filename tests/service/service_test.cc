@@ -269,6 +269,48 @@ TEST_F(ServiceTest, DisabledAndDestroyedVersions) {
             grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// DisableKey stops every call with the key, unary and streams alike, with one
+// message that says what to do; EnableKey brings them all back.
+TEST_F(ServiceTest, ADisabledKeyNeitherSealsNorOpensUntilEnabled) {
+  v1::SealResponse sealed;
+  ASSERT_TRUE(Seal("alpha", "default", "data", "", &sealed).ok());
+  std::string stream, opened;
+  ASSERT_TRUE(SealStream("alpha", "stream data", 100, &stream).ok());
+  v1::KeyRef ref;
+  ref.set_tenant("alpha");
+  ref.set_key("default");
+  v1::Key key;
+  ASSERT_TRUE(AdminCall(&v1::Admin::Stub::DisableKey, ref, &key).ok());
+  EXPECT_TRUE(key.disabled());
+  EXPECT_EQ(key.versions(0).state(), v1::ENABLED) << "the versions keep their states";
+
+  v1::SealResponse sealed_again;
+  v1::OpenResponse open_response;
+  v1::RewrapResponse rewrapped;
+  std::string stream_again;
+  const std::string message =
+      "key \"default\" is disabled: no version seals or opens until it is enabled (EnableKey)";
+  for (const grpc::Status& status :
+       {Seal("alpha", "default", "data", "", &sealed_again),
+        Open("alpha", "default", sealed.ciphertext(), "", &open_response),
+        Rewrap("alpha", "default", sealed.ciphertext(), "", &rewrapped),
+        SealStream("alpha", "more", 100, &stream_again),
+        OpenStream("alpha", stream, 100, &opened)}) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(status.error_message(), message);
+  }
+  EXPECT_TRUE(opened.empty());
+  // Another tenant's key of the same name is not touched.
+  ASSERT_TRUE(Seal("beta", "default", "data", "", &sealed_again).ok());
+
+  ASSERT_TRUE(AdminCall(&v1::Admin::Stub::EnableKey, ref, &key).ok());
+  EXPECT_FALSE(key.disabled());
+  ASSERT_TRUE(Open("alpha", "default", sealed.ciphertext(), "", &open_response).ok());
+  EXPECT_EQ(open_response.plaintext(), "data");
+  ASSERT_TRUE(OpenStream("alpha", stream, 100, &opened).ok());
+  EXPECT_EQ(opened, "stream data");
+}
+
 // The format byte is public: a ciphertext given to the wrong call is told which call
 // takes it, while everything that fails to authenticate stays "decryption failed".
 TEST_F(ServiceTest, CiphertextOfTheOtherFormatNamesTheRightCall) {
