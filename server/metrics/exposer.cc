@@ -1,13 +1,20 @@
 #include "server/metrics/exposer.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <exception>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "civetweb.h"
 
 namespace sealbox::server {
@@ -79,7 +86,36 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const std:
   }
   const std::vector<int> ports = exposer->exposer_->GetListeningPorts();
   exposer->port_ = ports.empty() ? port : ports.front();
+  exposer->wake_address_ = *address == "0.0.0.0" ? "127.0.0.1" : *address;
   return exposer;
+}
+
+void MetricsExposer::WakeListener() const {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port_));
+  if (inet_pton(AF_INET, wake_address_.c_str(), &to.sin_addr) != 1) return;  // IPv6: wait
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  // Refused once the listener is closed: that is the shutdown done, not an error.
+  connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+  close(fd);
+}
+
+MetricsExposer::~MetricsExposer() {
+  if (exposer_ == nullptr) return;
+  // Again until the shutdown is over: a connection that arrives before civetweb
+  // has raised its stop flag is served as an ordinary (empty) request.
+  std::atomic<bool> stopped{false};
+  std::thread waker([this, &stopped] {
+    for (int i = 0; i < 300 && !stopped.load(); ++i) {
+      WakeListener();
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+  });
+  exposer_.reset();
+  stopped = true;
+  waker.join();
 }
 
 }  // namespace sealbox::server
