@@ -111,10 +111,22 @@ ETCD_BACKEND = os.environ.get("SEALBOX_E2E_BACKEND", "file") == "etcd"
 
 def free_port():
     """A loopback port free right now (the kernel's pick)."""
+    return free_ports(1)[0]
+
+
+def free_ports(count):
+    """`count` different loopback ports, free right now. Bound all at once: ports
+    picked one by one, each socket closed before the next, may repeat (two etcd
+    members were once given the same client port)."""
     import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 class Etcd:
@@ -125,8 +137,8 @@ class Etcd:
     def __init__(self, members=1, extra_args=()):
         self.home = tempfile.mkdtemp(prefix="sealbox-etcd-", dir=os.environ.get("TEST_TMPDIR"))
         self.names = [f"m{i}" for i in range(members)]
-        self.client_ports = [free_port() for _ in self.names]
-        self.peer_ports = [free_port() for _ in self.names]
+        ports = free_ports(2 * members)
+        self.client_ports, self.peer_ports = ports[:members], ports[members:]
         self.extra_args = list(extra_args)
         self.processes = [None] * members
         self.logs = [None] * members

@@ -17,7 +17,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
-from harness import free_port  # noqa: E402
+from harness import free_ports  # noqa: E402
 
 DOC = "docs/OPERATIONS.md"
 
@@ -32,9 +32,9 @@ def block(heading):
 def run_block(test, heading, ports, seconds=120):
     """Runs the block with `ports` swapped for free ones: (stdout, stderr)."""
     script = block(heading)
-    for port in ports:
+    for port, free in zip(ports, free_ports(len(ports))):
         test.assertIn(port, script)
-        script = script.replace(port, str(free_port()))
+        script = script.replace(port, str(free))
     work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
     script = script.replace("/tmp/sealbox-etcd", os.path.join(work, "etcd"))
     script = script.replace("/tmp/etcd.log", os.path.join(work, "etcd.log"))
