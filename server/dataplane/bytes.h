@@ -1,15 +1,16 @@
-// Protobuf `bytes` fields are std::string; the engine speaks byte spans.
+// Protobuf `bytes` fields are std::string, fixed inputs (associated data) are
+// string literals; the engine speaks byte spans.
 #ifndef SEALBOX_SERVER_DATAPLANE_BYTES_H_
 #define SEALBOX_SERVER_DATAPLANE_BYTES_H_
 
 #include <cstdint>
-#include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace sealbox::server {
 
-inline absl::Span<const uint8_t> AsBytes(const std::string& s) {
+inline absl::Span<const uint8_t> AsBytes(absl::string_view s) {
   return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 

@@ -19,17 +19,19 @@ absl::Status KeyNotFound(const std::string& key) {
   return absl::NotFoundError(absl::StrCat("key \"", key, "\" not found"));
 }
 
-// The caller's key if it may be used: NOT_FOUND, or FAILED_PRECONDITION while
-// DisableKey holds it (the message says how to undo it: the caller is its tenant).
+// While DisableKey holds the key (the message says how to undo it: the caller is
+// its tenant).
+absl::Status KeyDisabled(const std::string& key) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "key \"", key, "\" is disabled: no version seals or opens until it is enabled (EnableKey)"));
+}
+
+// The caller's key if it may be used: NOT_FOUND, or KeyDisabled.
 absl::StatusOr<const KeyEntry*> UsableKey(const Snapshot& snapshot, const std::string& tenant,
                                           const std::string& key) {
   const KeyEntry* entry = snapshot.FindKey(tenant, key);
   if (entry == nullptr) return KeyNotFound(key);
-  if (entry->disabled) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("key \"", key,
-                     "\" is disabled: no version seals or opens until it is enabled (EnableKey)"));
-  }
+  if (entry->disabled) return KeyDisabled(key);
   return entry;
 }
 
@@ -281,7 +283,7 @@ absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlaneEngine::NewStream
     }
     const KeyEntry* current = caught_up.FindKey(tenant, key);
     if (current == nullptr) current = entry;
-    if (current->disabled) return UsableKey(caught_up, tenant, key).status();
+    if (current->disabled) return KeyDisabled(key);
     absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
     return (*found)->material->Clone();

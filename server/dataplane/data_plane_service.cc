@@ -15,29 +15,12 @@
 #include "server/dataplane/bytes.h"
 #include "server/dataplane/call_outcome.h"
 #include "server/dataplane/stream_handlers.h"
+#include "server/dataplane/wipe_when_done.h"
 #include "server/dataplane/wire_response.h"
 #include "server/grpc_status.h"
 
 namespace sealbox::server {
 namespace {
-
-// Wipes plaintext fields of the response once gRPC is done with the call (Finish
-// has serialized the response by then).
-class WipeWhenDone final : public grpc::ServerUnaryReactor {
- public:
-  explicit WipeWhenDone(std::vector<std::string*> plaintexts)
-      : plaintexts_(std::move(plaintexts)) {}
-
-  void OnDone() override {
-    for (std::string* plaintext : plaintexts_) {
-      crypto::SecureWipe(plaintext->data(), plaintext->size());
-    }
-    delete this;
-  }
-
- private:
-  const std::vector<std::string*> plaintexts_;
-};
 
 // What a call adds to its audit record at the end (nothing, by default).
 struct NoDetail {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "crypto/format/hkdf.h"
+#include "server/dataplane/bytes.h"
 #include "server/keystore/names.h"
 
 namespace sealbox::server {
@@ -17,10 +18,6 @@ constexpr absl::string_view kPrefix = "sealbox:";
 constexpr absl::string_view kFingerprintInfo = "sealbox kms v2 key_id";
 constexpr size_t kFingerprintBytes = 8;
 
-absl::Span<const uint8_t> Bytes(absl::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> KmsKeyId(const KeyEntry& key, const KeyVersionEntry& version) {
@@ -29,8 +26,8 @@ absl::StatusOr<std::string> KmsKeyId(const KeyEntry& key, const KeyVersionEntry&
                                             KeyRef(key.tenant, key.name),
                                             " has no material to name"));
   }
-  absl::StatusOr<crypto::SecretBytes> fingerprint =
-      crypto::HkdfSha256(version.material->span(), {}, Bytes(kFingerprintInfo), kFingerprintBytes);
+  absl::StatusOr<crypto::SecretBytes> fingerprint = crypto::HkdfSha256(
+      version.material->span(), {}, AsBytes(kFingerprintInfo), kFingerprintBytes);
   if (!fingerprint.ok()) return fingerprint.status();
   // Not secret: a PRF's output under the material, as kube-apiserver will log it.
   const absl::string_view raw(reinterpret_cast<const char*>(fingerprint->data()),

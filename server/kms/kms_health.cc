@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/dataplane/bytes.h"
 #include "server/keystore/names.h"
 #include "server/kms/key_id.h"
 
@@ -15,10 +16,6 @@ constexpr char kProbe[] = "sealbox kms v2 status round trip";
 static_assert(sizeof(kProbe) - 1 == 32);
 // Bound into the probe's ciphertext, so it can never be mistaken for a seed's.
 constexpr char kProbeContext[] = "sealbox kms v2 status";
-
-absl::Span<const uint8_t> Bytes(absl::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
 
 }  // namespace
 
@@ -73,14 +70,14 @@ KmsHealth::Answer KmsHealth::Check() {
 
 absl::Status KmsHealth::RoundTrip(const Snapshot& snapshot) {
   std::string ciphertext;
-  absl::StatusOr<uint32_t> sealed =
-      engine_.Seal(snapshot, key_.tenant, key_.key, Bytes(kProbe), Bytes(kProbeContext), ciphertext,
-                   /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> sealed = engine_.Seal(snapshot, key_.tenant, key_.key, AsBytes(kProbe),
+                                                 AsBytes(kProbeContext), ciphertext,
+                                                 /*may_catch_up=*/false);
   if (!sealed.ok()) return sealed.status();
   std::string opened;
-  absl::StatusOr<uint32_t> version =
-      engine_.Open(snapshot, key_.tenant, key_.key, Bytes(ciphertext), Bytes(kProbeContext), opened,
-                   /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> version = engine_.Open(
+      snapshot, key_.tenant, key_.key, AsBytes(ciphertext), AsBytes(kProbeContext), opened,
+      /*may_catch_up=*/false);
   if (!version.ok()) return version.status();
   if (opened != kProbe || *version != *sealed) {
     return absl::InternalError("what was opened is not what was sealed");

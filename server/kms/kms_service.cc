@@ -5,9 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "crypto/secret/secure_wipe.h"
 #include "server/audit/audit_call.h"
+#include "server/dataplane/bytes.h"
 #include "server/dataplane/call_outcome.h"
+#include "server/dataplane/wipe_when_done.h"
 #include "server/grpc_status.h"
 #include "server/keystore/names.h"
 #include "server/kms/key_id.h"
@@ -16,23 +17,6 @@ namespace sealbox::server {
 namespace {
 
 constexpr char kService[] = "v2.KeyManagementService";
-
-absl::Span<const uint8_t> Bytes(absl::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
-
-// Wipes the response's plaintext once gRPC has sent it.
-class WipeWhenDone final : public grpc::ServerUnaryReactor {
- public:
-  explicit WipeWhenDone(std::string* plaintext) : plaintext_(plaintext) {}
-  void OnDone() override {
-    crypto::SecureWipe(plaintext_->data(), plaintext_->size());
-    delete this;
-  }
-
- private:
-  std::string* const plaintext_;
-};
 
 // One call's metrics and audit line. Calls on the socket are the bound tenant's;
 // the socket's file permissions said who may make them.
@@ -60,7 +44,7 @@ class KmsCall {
       FinishAuditRecord(*audit_, *std::move(record_), status.code());
     }
     grpc::ServerUnaryReactor* reactor =
-        plaintext == nullptr ? context_->DefaultReactor() : new WipeWhenDone(plaintext);
+        plaintext == nullptr ? context_->DefaultReactor() : new WipeWhenDone({plaintext});
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
@@ -125,8 +109,8 @@ absl::Status KmsService::DoEncrypt(const v2::EncryptRequest& request, v2::Encryp
   if (absl::Status serving = keystore_.Serving(); !serving.ok()) return serving;
   std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
   absl::StatusOr<uint32_t> sealed =
-      engine_.Seal(*snapshot, key_.tenant, key_.key, Bytes(request.plaintext()),
-                   Bytes(kKmsAssociatedData), *response.mutable_ciphertext());
+      engine_.Seal(*snapshot, key_.tenant, key_.key, AsBytes(request.plaintext()),
+                   AsBytes(kKmsAssociatedData), *response.mutable_ciphertext());
   if (!sealed.ok()) return sealed.status();
   version = *sealed;
   // The version that sealed names the key_id; after a catch-up it is in the newer
@@ -157,8 +141,8 @@ absl::Status KmsService::DoDecrypt(const v2::DecryptRequest& request, v2::Decryp
   if (absl::Status serving = keystore_.Serving(); !serving.ok()) return serving;
   std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
   absl::StatusOr<uint32_t> opened =
-      engine_.Open(*snapshot, key_.tenant, key_.key, Bytes(request.ciphertext()),
-                   Bytes(kKmsAssociatedData), *response.mutable_plaintext());
+      engine_.Open(*snapshot, key_.tenant, key_.key, AsBytes(request.ciphertext()),
+                   AsBytes(kKmsAssociatedData), *response.mutable_plaintext());
   CountOpenOutcome(opened.status(), key_.tenant, key_.key, metrics_);
   if (opened.ok()) {
     version = *opened;

@@ -154,7 +154,7 @@ func openObjects(p *plugin, store string, concurrency int) {
 		}
 	}
 	opened := make([][]byte, len(pending))
-	latencies, errs := decryptAll(p, len(pending), concurrency, func(i int) ([]byte, error) {
+	latencies, errs := callAll(len(pending), concurrency, func(i int) ([]byte, error) {
 		o := pending[i]
 		seed, err := p.decrypt(o.EncryptedSeed, o.KeyID, fmt.Sprintf("standin-%d", i), o.Annotations)
 		opened[i] = seed // each worker its own index
@@ -198,7 +198,7 @@ func bench(p *plugin, count, concurrency, rounds int, baseline *unaryBaseline) {
 	wrapped := make([][]byte, count)
 	sealed := make([][]byte, count)
 	plain := make([][]byte, count)
-	_, errs := decryptAll(p, count, concurrency, func(i int) ([]byte, error) {
+	_, errs := callAll(count, concurrency, func(i int) ([]byte, error) {
 		seed, err := newSeed()
 		if err != nil {
 			return nil, err
@@ -222,7 +222,7 @@ func bench(p *plugin, count, concurrency, rounds int, baseline *unaryBaseline) {
 	ok := true
 	timed := func(name string, call func(i int) ([]byte, error)) {
 		started := time.Now()
-		latencies, errs := decryptAll(p, count, concurrency, func(i int) ([]byte, error) {
+		latencies, errs := callAll(count, concurrency, func(i int) ([]byte, error) {
 			seed, err := call(i)
 			if err == nil && string(seed) != string(plain[i]) {
 				err = fmt.Errorf("seed %d opened to another value", i)
@@ -271,9 +271,9 @@ func medianRun(runs []map[string]interface{}) map[string]float64 {
 	return out
 }
 
-// decryptAll runs call(0..n-1) with `concurrency` at a time; the calls' latencies
+// callAll runs call(0..n-1) with `concurrency` at a time; the calls' latencies
 // in milliseconds, and their errors.
-func decryptAll(p *plugin, n, concurrency int, call func(int) ([]byte, error)) ([]float64, []string) {
+func callAll(n, concurrency int, call func(int) ([]byte, error)) ([]float64, []string) {
 	var mu sync.Mutex
 	var latencies []float64
 	var errs []string
