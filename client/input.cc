@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "client/pipe_buffer.h"
 
 namespace sealbox::client {
 namespace {
@@ -41,6 +42,7 @@ absl::StatusOr<std::unique_ptr<Input>> Input::Open(const std::string& path) {
     }
     if (S_ISREG(st.st_mode)) size = static_cast<uint64_t>(st.st_size);
   }
+  EnlargePipeBuffer(fd);
   return std::unique_ptr<Input>(new Input(fd, owned, std::move(name), size));
 }
 
@@ -53,19 +55,31 @@ bool Input::is_terminal() const { return isatty(fd_) == 1; }
 absl::StatusOr<size_t> Input::Read(size_t max, std::string& out) {
   size_t start = out.size();
   out.resize(start + max);
+  absl::StatusOr<size_t> got = Fill(&out[start], max);
+  out.resize(start + (got.ok() ? *got : 0));
+  return got;
+}
+
+absl::Status Input::ReadChunk(size_t max, std::string& chunk) {
+  if (chunk.size() != max) chunk.resize(max);
+  absl::StatusOr<size_t> got = Fill(&chunk[0], max);
+  if (!got.ok()) {
+    chunk.clear();
+    return got.status();
+  }
+  if (*got < max) chunk.resize(*got);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> Input::Fill(char* buffer, size_t max) {
   size_t got = 0;
   while (got < max) {
-    ssize_t n = read(fd_, &out[start + got], max - got);
+    ssize_t n = read(fd_, buffer + got, max - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      out.resize(start);
-      return ErrnoStatus("read", name_, error);
-    }
+    if (n < 0) return ErrnoStatus("read", name_, errno);
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
-  out.resize(start + got);
   return got;
 }
 

@@ -29,11 +29,19 @@ class Input {
   // were appended, 0 at the end.
   absl::StatusOr<size_t> Read(size_t max, std::string& out);
 
+  // Replaces `chunk` with the next up to `max` bytes (fewer only at the end; empty
+  // at the end). A `chunk` already `max` bytes long is read into as it is: unlike
+  // Read, a stream's chunk buffer is not zero-filled again for every message.
+  absl::Status ReadChunk(size_t max, std::string& chunk);
+
   // Appends until the end or until more than `limit` bytes were appended; true when
   // the end came first (the whole input, at most `limit` bytes, is in `out`).
   absl::StatusOr<bool> ReadUpTo(size_t limit, std::string& out);
 
  private:
+  // Reads into `buffer` until `max` bytes or the end; how many.
+  absl::StatusOr<size_t> Fill(char* buffer, size_t max);
+
   Input(int fd, bool owned, std::string name, std::optional<uint64_t> size)
       : fd_(fd), owned_(owned), name_(std::move(name)), size_(size) {}
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "client/pipe_buffer.h"
 
 namespace sealbox::client {
 namespace {
@@ -53,6 +54,7 @@ std::string TempTemplate(const std::string& target) {
 
 absl::StatusOr<std::unique_ptr<Output>> Output::Create(const std::string& path) {
   if (path.empty() || path == "-") {
+    EnlargePipeBuffer(STDOUT_FILENO);
     return std::unique_ptr<Output>(new Output(STDOUT_FILENO, false, "stdout", ""));
   }
   std::string target = path;

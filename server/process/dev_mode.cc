@@ -137,15 +137,16 @@ absl::Status SetUpDemoTenant(const std::string& admin_token, int port) {
       "Data, KEK and tokens are in ./%s (dev only: never use these in production).\n\n"
       "  tenant: demo   key: default   token: %s\n"
       "  admin token: %s\n\n"
-      "First call with the sealbox CLI:\n"
-      "  export SEALBOX_TOKEN=%s\n"
-      "  echo 'hello, sealbox' | bazel-bin/client/sealbox seal --key default > hello.sealed\n"
-      "  bazel-bin/client/sealbox open --key default < hello.sealed\n\n"
+      "First call with the sealbox CLI (tools/dev serve puts it in ./%s/bin):\n"
+      "  export PATH=\"$PWD/%s/bin:$PATH\" SEALBOX_TOKEN=%s\n"
+      "  echo 'hello, sealbox' | sealbox seal --key default > hello.sealed\n"
+      "  sealbox open --key default < hello.sealed\n\n"
       "Or with grpcurl (reflection is on; every call by hand: docs/GRPCURL.md):\n"
       "  grpcurl -plaintext -expand-headers -H 'authorization: Bearer ${SEALBOX_TOKEN}' \\\n"
       "    -d '{\"key\":\"default\",\"plaintext\":\"aGVsbG8=\"}' 127.0.0.1:%d "
       "sealbox.v1.Crypto/Seal\n\n",
-      port, kDevDataDir, demo_token.c_str(), admin_token.c_str(), demo_token.c_str(), port);
+      port, kDevDataDir, demo_token.c_str(), admin_token.c_str(), kDevDataDir, kDevDataDir,
+      demo_token.c_str(), port);
   std::fflush(stdout);
   return absl::OkStatus();
 }
