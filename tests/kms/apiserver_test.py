@@ -45,7 +45,8 @@ def build_standin(directory):
     if missing:
         raise AssertionError(f"Go packages missing ({', '.join(missing)}): " + HOW_TO)
     binary = os.path.join(directory, "apiserver-standin")
-    env = dict(os.environ, PATH="/usr/bin:/bin", GOCACHE=os.path.join(directory, "gocache"),
+    env = dict(os.environ, PATH="/usr/bin:/bin",
+               GOCACHE=os.environ.get("SEALBOX_GOCACHE") or os.path.join(directory, "gocache"),
                HOME=directory)
     result = subprocess.run(["bash", BUILD_SCRIPT, binary], capture_output=True, env=env,
                             timeout=600)

@@ -1,9 +1,14 @@
-// Command sealbox-example is a small sealbox client in Go: Seal and Open with
-// CRC32C checksums, a stream, a batch, and envelope encryption of files.
+// Command sealbox-example is a short user of the sealbox Go client library
+// (client/go, import path sealbox.dev/go/sealbox):
 //
-// It is built offline in GOPATH mode against Debian's Go packages, with the gRPC
-// stubs generated from proto/sealbox/v1/data.proto at build time: see build.sh and
-// README.md. It mirrors client/examples/python and client/examples/node.
+//	sealbox-example seal|open|seal-stream|open-stream|seal-envelope|open-envelope \
+//	    --key KEY [--aad TEXT] IN OUT
+//
+// seal and open make one unary call on a small file; seal-stream and open-stream
+// go file to file through the streams; seal-envelope and open-envelope write and
+// read envelope files. The server is $SEALBOX_SERVER (default 127.0.0.1:50051),
+// the token $SEALBOX_TOKEN. Exit status 0 on success; on an error, one line
+// "sealbox-example: <ErrorTypeName>: <message>" on stderr and exit status 1.
 package main
 
 import (
@@ -14,144 +19,102 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
-
-	"sealbox.example/envelope"
-	pb "sealbox.example/sealboxv1"
+	"sealbox.dev/go/sealbox"
 )
 
-const usage = `usage: sealbox-example demo [flags]
-       sealbox-example envelope seal [flags] IN OUT
-       sealbox-example envelope open [flags] IN OUT
+const usage = "usage: %s seal|open|seal-stream|open-stream|seal-envelope|open-envelope " +
+	"--key KEY [--aad TEXT] IN OUT"
 
-  demo           Seal and Open with CRC32C checksums, a SealStream/OpenStream round
-                 trip of 3 MiB, and a SealBatch with one bad item, opened again
-                 with OpenBatch
-  envelope seal  encrypt the file IN here, under a fresh data key from
-                 GenerateDataKey, into the envelope file OUT (docs/FORMAT.md,
-                 "Envelope file"); only the data key goes to the service
-  envelope open  decrypt the envelope file IN into OUT; OUT appears only once
-                 every segment verified
+// usageError is a mistake on the command line.
+type usageError struct{ message string }
 
-flags (before IN and OUT):
-  --server HOST:PORT   the sealbox server, plaintext gRPC (default 127.0.0.1:50051)
-  --key NAME           key name of the caller's tenant (default "default")
-  --aad TEXT           envelope only: associated data the data key is bound to;
-                       opening needs the same (default none)
-  --timeout DURATION   deadline of each call, e.g. 30s (default 60s)
-
-The tenant token is read from the SEALBOX_TOKEN environment variable.
-Exit status: 0 on success, 1 on any failure, 2 on a usage error.`
-
-// usageError is a mistake on the command line: exit status 2, with the usage.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
+func (e usageError) Error() string { return e.message }
 
 func main() {
-	err := run(os.Args[1:])
-	var u usageError
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Println(usage)
-	case errors.As(err, &u):
-		fmt.Fprintf(os.Stderr, "sealbox-example: %s\n%s\n", u.msg, usage)
-		os.Exit(2)
-	default:
-		fmt.Fprintf(os.Stderr, "sealbox-example: %s\n", err)
+	program := filepath.Base(os.Args[0])
+	if err := run(program, os.Args[1:]); err != nil {
+		name := sealbox.ErrorTypeName(err)
+		message := err.Error()
+		var base *sealbox.SealboxError
+		var bad usageError
+		switch {
+		case errors.As(err, &base):
+			message = base.Message
+		case errors.As(err, &bad):
+			name, message = "UsageError", bad.message+"; "+fmt.Sprintf(usage, program)
+		default:
+			name = "Error"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s: %s\n", program, name, strings.ReplaceAll(message, "\n", " "))
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
-	command, args := commandOf(args)
-	var positionals int
-	switch command {
-	case "demo":
-	case "envelope seal", "envelope open":
-		positionals = 2
-	case "help", "-h", "--help", "-help":
-		return flag.ErrHelp
-	case "":
+func run(program string, args []string) error {
+	if len(args) == 0 {
 		return usageError{"no command given"}
-	case "envelope":
-		return usageError{"envelope takes seal or open"}
-	default:
-		return usageError{fmt.Sprintf("unknown command %q", command)}
 	}
-
+	command := args[0]
 	flags := flag.NewFlagSet(command, flag.ContinueOnError)
-	flags.SetOutput(io.Discard) // errors are reported once, below, with the usage
-	server := flags.String("server", "127.0.0.1:50051", "")
-	key := flags.String("key", "default", "")
+	flags.SetOutput(io.Discard) // reported once, by main
+	key := flags.String("key", "", "")
 	aad := flags.String("aad", "", "")
-	timeout := flags.Duration("timeout", 60*time.Second, "")
-	if err := flags.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
+	if err := flags.Parse(args[1:]); err != nil {
 		return usageError{err.Error()}
 	}
-	if flags.NArg() != positionals {
-		return usageError{fmt.Sprintf("%s takes %d file arguments, not %d", command, positionals, flags.NArg())}
+	if *key == "" || flags.NArg() != 2 {
+		return usageError{"--key and two files (IN OUT) are needed"}
 	}
-	if *timeout <= 0 {
-		return usageError{"--timeout must be positive"}
-	}
-	if command == "demo" && *aad != "" {
-		return usageError{"--aad is for envelope seal and open"}
-	}
-	token := os.Getenv("SEALBOX_TOKEN")
-	if token == "" {
-		return errors.New("set SEALBOX_TOKEN to a tenant token")
-	}
+	in, out := flags.Arg(0), flags.Arg(1)
 
-	// Plaintext gRPC, as the dev server speaks (grpc-go 1.33 has no
-	// credentials/insecure yet); give credentials.NewTLS(...) for a real deployment.
-	// Dial does not connect: a server that is not there fails the first call.
-	conn, err := grpc.Dial(*server, grpc.WithInsecure())
+	server := os.Getenv("SEALBOX_SERVER")
+	if server == "" {
+		server = "127.0.0.1:50051"
+	}
+	client, err := sealbox.New(server, sealbox.WithToken(os.Getenv("SEALBOX_TOKEN")))
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	c := &client{crypto: pb.NewCryptoClient(conn), key: *key, timeout: *timeout}
-
-	// Every call carries the token; Ctrl-C stops the work (and removes a partial
-	// output file) instead of killing the process mid-write.
+	defer client.Close()
+	// Ctrl-C stops the work (and removes a partial output file).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 
-	switch in, out := flags.Arg(0), flags.Arg(1); command {
-	case "envelope seal":
-		if err := envelope.SealFile(ctx, c, []byte(*aad), in, out); err != nil {
+	switch command {
+	case "seal", "open":
+		data, err := os.ReadFile(in)
+		if err != nil {
 			return err
 		}
-		fmt.Printf("envelope: sealed %s into %s\n", in, out)
-	case "envelope open":
-		if err := envelope.OpenFile(ctx, c, []byte(*aad), in, out); err != nil {
-			return err
+		var result []byte
+		if command == "seal" {
+			sealed, err := client.Seal(ctx, *key, data, []byte(*aad))
+			if err != nil {
+				return err
+			}
+			result = sealed.Ciphertext
+		} else {
+			opened, err := client.Open(ctx, *key, data, []byte(*aad))
+			if err != nil {
+				return err
+			}
+			result = opened.Plaintext
 		}
-		fmt.Printf("envelope: opened %s into %s, every segment verified\n", in, out)
+		return os.WriteFile(out, result, 0o600)
+	case "seal-stream":
+		_, err = client.SealFile(ctx, *key, []byte(*aad), in, out)
+	case "open-stream":
+		_, err = client.OpenFile(ctx, *key, []byte(*aad), in, out)
+	case "seal-envelope":
+		_, err = client.SealEnvelopeFile(ctx, *key, []byte(*aad), in, out)
+	case "open-envelope":
+		_, err = client.OpenEnvelopeFile(ctx, *key, []byte(*aad), in, out)
 	default:
-		return demo(ctx, c)
+		return usageError{fmt.Sprintf("unknown command %q", command)}
 	}
-	return nil
-}
-
-// commandOf splits off the command: "demo", or "envelope seal" / "envelope open".
-func commandOf(args []string) (string, []string) {
-	switch {
-	case len(args) == 0:
-		return "", nil
-	case args[0] == "envelope" && len(args) > 1 && (args[1] == "seal" || args[1] == "open"):
-		return "envelope " + args[1], args[2:]
-	default:
-		return args[0], args[1:]
-	}
+	return err
 }

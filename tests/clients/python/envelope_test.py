@@ -1,6 +1,6 @@
 """End-to-end: envelope files (docs/FORMAT.md, "Envelope file (0x03)") sealed and opened
-by the Python example's helper (client/examples/python/envelope.py) against the real
-server, and the CRC32C checksums the example clients set and check."""
+by the Python library (client/python, `Client.seal_envelope_file`) against the real
+server, its CRC32C checksums, and the example program built on it."""
 import os
 import subprocess
 import sys
@@ -12,15 +12,15 @@ import grpc
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from google.protobuf.wrappers_pb2 import UInt32Value
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.abspath("client/examples/python"))
-import envelope  # noqa: E402
-from harness import (  # noqa: E402
-    DEADLINE, AdminClient, CryptoClient, Server, bearer, file_sha256, new_tenant, read_bytes,
-    stubs)
-from sealbox_crc32c import ChecksumError, checksum, crc32c, verify  # noqa: E402
+sys.path.insert(0, os.path.abspath("tests/e2e"))
+sys.path.insert(0, os.path.abspath("client/python"))
+import sealbox  # noqa: E402
+from harness import Server, file_sha256, read_bytes  # noqa: E402
+from sealbox import envelope  # noqa: E402
+from sealbox.checksums import checksum, crc32c, verify  # noqa: E402
+from sealbox.v1 import data_pb2  # noqa: E402
 
-SCRIPT = "client/examples/python/envelope.py"
+EXAMPLE = "client/examples/python/sealbox_example.py"
 MIB = 1 << 20
 S = envelope.SEGMENT_SIZE
 
@@ -54,16 +54,16 @@ class WithServer(unittest.TestCase):
 def setUpModule():
     shared = WithServer
     shared.server = Server().start()
-    shared.admin = AdminClient(shared.server)
-    shared.token = new_tenant(shared.admin, "acme", keys=("default", "other", "rotating"))
-    shared.client = CryptoClient(shared.server.address, shared.token)
-    shared.stub, shared.auth = shared.client.stub, bearer(shared.token)
-    shared.admin_pb2, _, shared.data_pb2, _ = stubs()
+    # Admin calls through the CLI: the harness's runtime stubs are a `sealbox.v1`
+    # package too, which this library's would hide.
+    shared.token = shared.server.new_tenant("acme")
+    for key in ("other", "rotating"):
+        shared.server.admin("key", "create", "acme", key)
+    shared.client = sealbox.Client(shared.server.address, shared.token)
 
 
 def tearDownModule():
     WithServer.client.close()
-    WithServer.admin.close()
     WithServer.server.stop()
 
 
@@ -75,14 +75,16 @@ class Envelope(WithServer):
         return os.path.join(self.dir, name)
 
     def seal(self, source, target, key="default", aad=b"file-1"):
-        return envelope.seal_file(self.stub, self.auth, key, source, target, aad)
+        return self.client.seal_envelope_file(key, source, target, aad)
 
     def open(self, source, target, key="default", aad=b"file-1"):
-        return envelope.open_file(self.stub, self.auth, key, source, target, aad)
+        return self.client.open_envelope_file(key, source, target, aad)
 
-    def run_cli(self, *args):
-        return subprocess.run(["/usr/bin/python3", SCRIPT, *args], capture_output=True,
-                              env=dict(os.environ, SEALBOX_TOKEN=self.token), timeout=120)
+    def run_example(self, *args):
+        env = dict(os.environ, SEALBOX_TOKEN=self.token, SEALBOX_SERVER=self.server.address,
+                   PYTHONPATH=os.path.abspath("client/python"))
+        return subprocess.run(["/usr/bin/python3", EXAMPLE, *args], capture_output=True,
+                              env=env, timeout=120)
 
     def test_a_64_mib_file_in_memory_bounded_by_a_segment(self):
         source, sealed, opened = self.path("big"), self.path("big.env"), self.path("big.out")
@@ -97,7 +99,7 @@ class Envelope(WithServer):
         open_peak = traced_peak(lambda: self.open(sealed, opened))
         self.assertEqual(file_sha256(opened), file_sha256(source))
         # Reading the file whole would take 64 MiB at least.
-        print(f"envelope.py on 64 MiB: {seal_peak:.1f} MiB allocated at most sealing, "
+        print(f"seal_envelope_file on 64 MiB: {seal_peak:.1f} MiB allocated at most sealing, "
               f"{open_peak:.1f} MiB opening")
         self.assertLess(max(seal_peak, open_peak), 8)
 
@@ -118,7 +120,7 @@ class Envelope(WithServer):
         self.seal(source, sealed, aad=b"order-9")
         data = read_bytes(sealed)
         header, sealed_key = data[:12], data[14:14 + int.from_bytes(data[12:14], "big")]
-        data_key = self.client.open("default", sealed_key, b"order-9")
+        data_key = self.client.open("default", sealed_key, b"order-9").plaintext
         nonce = header[5:12] + (0).to_bytes(4, "big") + b"\x01"  # one segment: the last
         self.assertEqual(AESGCM(data_key).decrypt(nonce, data[14 + len(sealed_key):], header),
                          read_bytes(source))
@@ -131,9 +133,7 @@ class Envelope(WithServer):
         out_dir = tempfile.mkdtemp(dir=self.dir)
         with self.assertRaises(error) as raised:
             self.open(sealed, os.path.join(out_dir, "plain"), key=key, aad=aad)
-        text = (raised.exception.details() if isinstance(raised.exception, grpc.RpcError)
-                else str(raised.exception))
-        self.assertIn(message, text)
+        self.assertIn(message, str(raised.exception))
         self.assertEqual(os.listdir(out_dir), [], "a partial or temporary file was left")
 
     def test_damaged_files_and_wrong_context_fail_leaving_nothing(self):
@@ -166,16 +166,18 @@ class Envelope(WithServer):
         }
         for what, (data, message) in cases.items():
             with self.subTest(what):
-                self.assert_fails(data, envelope.EnvelopeError, message)
+                self.assert_fails(data, sealbox.DecryptionFailedError, message)
 
+        # The sealed data key fails on the server: the same error type, from its status
+        # details.
         with self.subTest("a bit of the sealed key"):
-            self.assert_fails(flipped(20), grpc.RpcError, failed)
+            self.assert_fails(flipped(20), sealbox.DecryptionFailedError, failed)
         with self.subTest("wrong associated data"):
-            self.assert_fails(good, grpc.RpcError, failed, aad=b"file-2")
+            self.assert_fails(good, sealbox.DecryptionFailedError, failed, aad=b"file-2")
         with self.subTest("another key's name"):
-            self.assert_fails(good, grpc.RpcError, failed, key="other")
+            self.assert_fails(good, sealbox.DecryptionFailedError, failed, key="other")
         with self.subTest("a key that does not exist"):
-            self.assert_fails(good, grpc.RpcError, 'key "nope" not found', key="nope")
+            self.assert_fails(good, sealbox.NotFoundError, 'key "nope" not found', key="nope")
 
     def test_files_that_are_not_envelopes(self):
         good = b"\x03" + S.to_bytes(4, "big") + bytes(7) + (81).to_bytes(2, "big") + bytes(97)
@@ -193,24 +195,20 @@ class Envelope(WithServer):
         }
         for what, data in cases.items():
             with self.subTest(what):
-                self.assert_fails(data, envelope.EnvelopeError, "not a sealbox envelope file")
+                self.assert_fails(data, sealbox.EnvelopeFormatError,
+                                  "not a sealbox envelope file")
 
     def test_a_rewrapped_header_opens_after_rotation(self):
         source, sealed = self.path("plain"), self.path("plain.env")
         write_random(source, 2 * S + 3)
         self.assertEqual(self.seal(source, sealed, key="rotating"), 1)
-        self.admin.RotateKey(self.admin_pb2.KeyRef(tenant="acme", key="rotating"))
+        self.server.admin("key", "rotate", "acme", "rotating")
 
         # Rewrap the sealed data key and write it in place of the old: the segments stay.
         data = read_bytes(sealed)
         length = int.from_bytes(data[12:14], "big")
         old_key = data[14:14 + length]
-        rewrapped = self.stub.Rewrap(self.data_pb2.RewrapRequest(
-            key="rotating", ciphertext=old_key, associated_data=b"file-1",
-            ciphertext_crc32c=checksum(old_key), associated_data_crc32c=checksum(b"file-1")),
-            metadata=self.auth, timeout=DEADLINE)
-        verify(rewrapped, ["ciphertext"],
-               ["verified_ciphertext_crc32c", "verified_associated_data_crc32c"])
+        rewrapped = self.client.rewrap("rotating", old_key, b"file-1")
         self.assertEqual((rewrapped.previous_key_version, rewrapped.key_version), (1, 2))
         new_key = rewrapped.ciphertext
         moved = self.path("moved.env")
@@ -222,28 +220,32 @@ class Envelope(WithServer):
         # Version 1 is still enabled, so the old header opens too.
         self.assertEqual(self.open(sealed, self.path("old.out"), key="rotating"), 1)
 
-    def test_cli(self):
+    def test_the_example_program(self):
         source, sealed = self.path("plain"), self.path("plain.env")
         write_random(source, 100)
-        address = self.server.address
-        result = self.run_cli("seal", "--key", "default", "--aad", "a", source, sealed, address)
+        result = self.run_example("seal-envelope", "--key", "default", "--aad", "a", source,
+                                  sealed)
         self.assertEqual(result.returncode, 0, result.stderr.decode())
-        self.assertIn(b"(key version 1), OK", result.stdout)
-        result = self.run_cli("open", "--key", "default", "--aad", "a", sealed,
-                              self.path("opened"), address)
+        result = self.run_example("open-envelope", "--key", "default", "--aad", "a", sealed,
+                                  self.path("opened"))
         self.assertEqual(result.returncode, 0, result.stderr.decode())
         self.assertEqual(read_bytes(self.path("opened")), read_bytes(source))
         cases = {
-            "wrong aad": (("open", "--key", "default", "--aad", "b", sealed, self.path("o"),
-                           address), "envelope.py: INVALID_ARGUMENT: decryption failed"),
-            "not an envelope": (("open", "--key", "default", source, self.path("o"), address),
-                                "envelope.py: not a sealbox envelope file"),
-            "no input": (("seal", "--key", "default", self.path("missing"), self.path("o"),
-                          address), "envelope.py: [Errno 2] No such file or directory"),
+            "wrong aad": (("open-envelope", "--key", "default", "--aad", "b", sealed,
+                           self.path("o")),
+                          "sealbox_example.py: DecryptionFailedError: INVALID_ARGUMENT: "
+                          "decryption failed"),
+            "not an envelope": (("open-envelope", "--key", "default", source, self.path("o")),
+                                "sealbox_example.py: EnvelopeFormatError: INVALID_ARGUMENT: "
+                                "not a sealbox "
+                                "envelope file"),
+            "no input": (("seal-envelope", "--key", "default", self.path("missing"),
+                          self.path("o")),
+                         "sealbox_example.py: FileNotFoundError: [Errno 2] No such file"),
         }
         for what, (args, message) in cases.items():
             with self.subTest(what):
-                result = self.run_cli(*args)
+                result = self.run_example(*args)
                 self.assertEqual(result.returncode, 1)
                 lines = result.stderr.decode().splitlines()
                 self.assertEqual(len(lines), 1, lines)
@@ -260,9 +262,10 @@ class Checksums(WithServer):
         self.assertEqual(crc32c(b""), 0)
 
     def seal(self, plaintext, **checksums):
-        return self.client.stub.Seal(
-            self.data_pb2.SealRequest(key="default", plaintext=plaintext, **checksums),
-            metadata=self.client.metadata, timeout=DEADLINE)
+        """A Seal with the checksums given (the library always sends the right ones)."""
+        return self.client._stub.Seal(
+            data_pb2.SealRequest(key="default", plaintext=plaintext, **checksums),
+            metadata=self.client._metadata(), timeout=30)
 
     def test_the_server_agrees(self):
         message = b"hello, sealbox"
@@ -270,9 +273,9 @@ class Checksums(WithServer):
                            associated_data_crc32c=checksum(b""))
         verify(sealed, ["ciphertext"],
                ["verified_plaintext_crc32c", "verified_associated_data_crc32c"])
-        opened = self.client.stub.Open(self.data_pb2.OpenRequest(
-            key="default", ciphertext=sealed.ciphertext), metadata=self.client.metadata,
-            timeout=DEADLINE)
+        opened = self.client._stub.Open(data_pb2.OpenRequest(
+            key="default", ciphertext=sealed.ciphertext), metadata=self.client._metadata(),
+            timeout=30)
         self.assertEqual(opened.plaintext_crc32c, 3630349962)
         self.assertFalse(opened.verified_ciphertext_crc32c)  # none was sent
 
@@ -282,13 +285,16 @@ class Checksums(WithServer):
             self.seal(message, plaintext_crc32c=UInt32Value(value=crc32c(message) ^ 1))
         self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("checksum mismatch", raised.exception.details())
+        # Through the library, the same refusal is an InvalidArgumentError.
+        self.assertIsInstance(sealbox.errors.from_rpc_error(raised.exception),
+                              sealbox.InvalidArgumentError)
 
     def test_verify_catches_a_damaged_or_unchecked_response(self):
-        damaged = self.data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abd"))
-        with self.assertRaisesRegex(ChecksumError, "ciphertext does not match"):
+        damaged = data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abd"))
+        with self.assertRaisesRegex(sealbox.ChecksumError, "ciphertext does not match"):
             verify(damaged, ["ciphertext"], [])
-        unchecked = self.data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abc"))
-        with self.assertRaisesRegex(ChecksumError, "verified_plaintext_crc32c is false"):
+        unchecked = data_pb2.SealResponse(ciphertext=b"abc", ciphertext_crc32c=crc32c(b"abc"))
+        with self.assertRaisesRegex(sealbox.ChecksumError, "verified_plaintext_crc32c is false"):
             verify(unchecked, ["ciphertext"], ["verified_plaintext_crc32c"])
 
 

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Installs the sealbox Go client library into a GOPATH, with its gRPC stubs
+# generated from proto/sealbox/v1/data.proto (nothing generated is checked in),
+# then builds and vets it; --test also runs its unit tests (no server needed).
+# Offline, in GOPATH mode, against Debian's Go packages under /usr/share/gocode.
+#
+#   GOPATH_DIR/src/sealbox.dev/go/sealbox/                      this folder
+#   GOPATH_DIR/src/sealbox.dev/go/sealbox/internal/sealboxv1/   the stubs, generated
+#
+# usage: client/go/build.sh [--test] GOPATH_DIR
+#
+# Then build against it with
+#   GO111MODULE=off GOPATH=GOPATH_DIR:/usr/share/gocode go build ...
+# Environment: SEALBOX_PROTO_DIR (default: the project's proto/), GOCACHE (Go's
+# default, ~/.cache/go-build, unless set).
+#
+# Needs Debian's golang-go, protobuf-compiler, protoc-gen-go-1-3 (protoc-gen-go),
+# protoc-gen-go-grpc, golang-google-grpc-dev, golang-google-genproto-dev and
+# golang-github-golang-protobuf-1-3-dev (`tools/dev deps` installs them).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+proto_dir="${SEALBOX_PROTO_DIR:-$here/../../proto}"
+test=false
+if [[ "${1:-}" == "--test" ]]; then
+  test=true
+  shift
+fi
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 [--test] GOPATH_DIR" >&2
+  exit 2
+fi
+gopath="$(realpath -m "$1")"
+
+for tool in go protoc protoc-gen-go protoc-gen-go-grpc; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "build.sh: no $tool on PATH; install Debian's Go packages (tools/dev deps)" >&2
+    exit 1
+  fi
+done
+
+package="sealbox.dev/go/sealbox"
+src="$gopath/src/$package"
+rm -rf "$src"
+mkdir -p "$src/internal/sealboxv1"
+# -L: under Bazel the sources are symlinks into the runfiles tree.
+cp -L "$here"/*.go "$src/"
+# For a module's `replace` (docs/clients/GO.md); GOPATH mode ignores it.
+printf 'module %s\n\ngo 1.19\n' "$package" > "$src/go.mod"
+
+# The messages with protoc-gen-go 1.3 (github.com/golang/protobuf, the API that
+# Debian's grpc-go 1.33 and genproto use), the service with protoc-gen-go-grpc. The
+# M options give the Go import paths, so the .proto files need no go_package
+# (protoc-gen-go 1.3 takes the package name from import_path).
+stubs="$package/internal/sealboxv1"
+paths="paths=source_relative,Msealbox/v1/data.proto=$stubs"
+paths+=",Mgoogle/protobuf/wrappers.proto=github.com/golang/protobuf/ptypes/wrappers"
+paths+=",Mgoogle/protobuf/duration.proto=github.com/golang/protobuf/ptypes/duration"
+paths+=",Mgoogle/protobuf/timestamp.proto=github.com/golang/protobuf/ptypes/timestamp"
+gen="$(mktemp -d)"
+trap 'rm -rf "$gen"' EXIT
+protoc -I "$proto_dir" -I /usr/include \
+  --go_out="$gen" --go_opt="$paths,import_path=sealboxv1" \
+  --go-grpc_out="$gen" --go-grpc_opt="$paths" \
+  sealbox/v1/data.proto
+mv "$gen"/sealbox/v1/*.go "$src/internal/sealboxv1/"
+
+export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS=
+go build "$package"
+go vet "$package"
+if $test; then
+  go test -vet=off "$package" # vetted above, with every check
+fi
