@@ -38,11 +38,11 @@ export interface RetryInfo {
 /** Retries on UNAVAILABLE: exponential backoff with full jitter, all attempts
  * within the call's deadline. */
 export interface RetryOptions {
-  /** Attempts in all, at least 1 (default 5). */
+  /** Attempts in all, at least 1 (default 8). */
   maxAttempts?: number;
   /** The first wait's ceiling (default 100 ms), doubling each retry... */
   initialBackoffMs?: number;
-  /** ...up to this (default 5000 ms). */
+  /** ...up to this (default 2000 ms). */
   maxBackoffMs?: number;
   onRetry?: (info: RetryInfo) => void;
 }

@@ -7,7 +7,8 @@ Go, Node.js and Java libraries (client/examples/*), which take the same argument
         --key KEY [--aad TEXT] IN OUT
 
 For each of the three formats (a unary ciphertext, a stream, an envelope file), each
-client seals a file and each of the five opens it: 5 x 5 pairs per format. The Go and
+client seals a file and each of the four others opens it: 5 x 4 pairs per format (a
+client opening its own is its own test's business). The Go and
 Java examples are built here (Debian's Go and Java packages, installed by `tools/dev
 test`), Node.js's npm packages come from `tools/dev test` (SEALBOX_NODE_CLIENT_MODULES).
 """
@@ -26,6 +27,9 @@ HOW_TO = "run it with `tools/dev test`, which installs the packages and passes t
 # Sizes per format: a unary call takes at most 1 MiB; the others cross segment bounds.
 SIZES = {"unary": 200_000, "stream": 3 * (1 << 20) + 17, "envelope": 2 * (1 << 20) + 5}
 AAD = "matrix"
+# Each Java run is a short process: the client compiler alone and the serial collector
+# start it with a fifth less CPU.
+SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def work_dir():
@@ -103,7 +107,7 @@ class Matrix(unittest.TestCase):
     def run_client(self, name, command, source, target):
         env = dict(os.environ, SEALBOX_SERVER=self.server.address, SEALBOX_TOKEN=self.token,
                    PYTHONPATH=os.path.abspath("client/python"),
-                   NODE_PATH=getattr(self.clients, "node_path", ""))
+                   NODE_PATH=getattr(self.clients, "node_path", ""), JAVA_OPTS=SHORT_JVM)
         if name == "cli":
             line = CLI + ["--server", self.server.address] + cli_args(command, "default",
                                                                       source, target)
@@ -129,7 +133,7 @@ class Matrix(unittest.TestCase):
                 self.run_client(sealer, seal, plain, sealed)
                 first = {"unary": 0x01, "stream": 0x02, "envelope": 0x03}[kind]
                 self.assertEqual(read_bytes(sealed)[0], first, f"{sealer} {seal}")
-                for opener in names:
+                for opener in (name for name in names if name != sealer):
                     with self.subTest(kind=kind, sealed_by=sealer, opened_by=opener):
                         opened = os.path.join(work, f"{kind}.{sealer}.{opener}.opened")
                         self.run_client(opener, open_, sealed, opened)
@@ -155,7 +159,7 @@ class Matrix(unittest.TestCase):
             with self.subTest(name):
                 env = dict(os.environ, SEALBOX_SERVER=self.server.address,
                            SEALBOX_TOKEN=self.token, PYTHONPATH=os.path.abspath("client/python"),
-                           NODE_PATH=getattr(self.clients, "node_path", ""))
+                           NODE_PATH=getattr(self.clients, "node_path", ""), JAVA_OPTS=SHORT_JVM)
                 out = os.path.join(work, f"{name}.out")
                 result = subprocess.run(self.clients.commands[name] + [
                     "open-envelope", "--key", "default", "--aad", AAD, sealed, out],

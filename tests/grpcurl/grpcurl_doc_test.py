@@ -24,7 +24,9 @@ from harness import Pki  # noqa: E402
 from reflection_client import GRPCURL_CODE_NAMES  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs/GRPCURL.md")
+README = os.path.join(ROOT, "README.md")
 SERVER_BIN = os.path.join(ROOT, "server/sealbox-server")
+CLI_BIN = os.path.join(ROOT, "client/sealbox")
 DOC_ADDRESS = "localhost:50051"
 GRPC_CODES = {name: number for number, name in GRPCURL_CODE_NAMES.items()}
 
@@ -170,6 +172,35 @@ class GrpcurlDocTest(unittest.TestCase):
                 failures.append(f"block {number} ({server}): {problem}\n--- command:\n"
                                 f"{command}--- expected:\n{expected}--- got:\n{result.stdout}")
         self.assertEqual(failures, [], "\n\n".join(failures))
+
+    def test_the_readme_first_call(self):
+        """The README's quick start: the dev server's banner shows the README's first
+        call, and the call works as written with the CLI where `tools/dev serve` links
+        it (.sealbox-dev/bin). Only the address is given apart (SEALBOX_SERVER): this
+        server is not on 50051."""
+        with open(README) as f:
+            readme = f.read()
+        block = re.search(r"exact commands for a first call, for example:\n\n```sh\n(.*?)```",
+                          readme, re.S).group(1)
+        with open(os.path.join(self.work, "..dev.log")) as f:
+            banner = f.read()
+        with open(os.path.join(self.work, ".sealbox-dev/demo-token")) as f:
+            token = f.read().strip()
+        for line in block.splitlines():
+            printed = line.replace("<the demo token it printed>", token)
+            self.assertIn("  " + printed + "\n", banner, "the banner and README.md differ")
+        bin_dir = os.path.join(self.work, ".sealbox-dev/bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        link = os.path.join(bin_dir, "sealbox")
+        if not os.path.exists(link):
+            os.symlink(os.path.abspath(CLI_BIN), link)
+        script = block.replace("<the demo token it printed>", token)
+        env = dict(os.environ, SEALBOX_SERVER=f"127.0.0.1:{self.servers.ports['dev']}")
+        env.pop("SEALBOX_TOKEN", None)
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=self.work,
+                                env=env, capture_output=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        self.assertEqual(result.stdout, b"hello, sealbox\n")
 
     def test_every_call_has_a_recipe(self):
         with open(DOC) as f:

@@ -7,7 +7,8 @@
 const { UnavailableError, DecryptionFailedError } = require('./errors');
 
 /** The defaults: 100 ms doubling to at most 5 s, 5 attempts in all. */
-const DEFAULT_POLICY = Object.freeze({ maxAttempts: 5, initialBackoffMs: 100, maxBackoffMs: 5000 });
+// Up to about 7 s of waits in all: enough to ride out a server's restart.
+const DEFAULT_POLICY = Object.freeze({ maxAttempts: 8, initialBackoffMs: 100, maxBackoffMs: 2000 });
 
 /**
  * A complete policy from the caller's partial one.

@@ -56,10 +56,11 @@ function channelFor(grpc, address, options) {
   const channelOptions = {
     'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
     'grpc.primary_user_agent': 'sealbox-node',
-    // Reconnect as eagerly as calls retry (100 ms doubling to 5 s), so a retried call
-    // meets a fresh connection attempt rather than a channel still backing off.
+    // Reconnect at least once a second (gRPC's default backoff grows to two minutes),
+    // so a retried call meets a fresh connection attempt rather than a channel still
+    // backing off.
     'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 5000,
+    'grpc.max_reconnect_backoff_ms': 1000,
   };
   let credentials;
   if (!tls && (options.insecure || isLoopback(address))) {

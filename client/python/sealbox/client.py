@@ -19,7 +19,8 @@ from google.protobuf import duration_pb2
 
 from . import envelope, files, streams
 from .checksums import checksum, verify
-from .errors import FailedPreconditionError, SealboxError, from_item_error, from_rpc_error
+from .errors import (DeadlineExceededError, FailedPreconditionError, SealboxError,
+                     from_item_error, from_rpc_error)
 from .retry import NO_RETRY, RetryPolicy, with_retries
 from .v1 import data_pb2, data_pb2_grpc
 
@@ -360,6 +361,10 @@ class Client:
             self._renewal.maybe_renew(self)
 
         def attempt(remaining: Optional[float]):
+            if remaining is not None and remaining <= 0:
+                # gRPC Python would take a deadline already past as none at all.
+                raise DeadlineExceededError("the call's deadline passed before it was sent",
+                                            grpc.StatusCode.DEADLINE_EXCEEDED)
             try:
                 return method(request, metadata=self._metadata(), timeout=remaining)
             except grpc.RpcError as error:

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Iterator, Optional, Union
 
 import grpc
 
-from .errors import UnavailableError, from_rpc_error
+from .errors import DeadlineExceededError, UnavailableError, from_rpc_error
 from .retry import NO_RETRY
 from .v1 import data_pb2
 
@@ -64,6 +64,9 @@ def call_stream(client, method, request_type, chunk_field: str, answer_field: st
         number = 1
         while True:
             remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise DeadlineExceededError("the call's deadline passed before it was sent",
+                                            grpc.StatusCode.DEADLINE_EXCEEDED)
             responses = method(
                 _requests(request_type, start, chunk_field, chunks_for_attempt()),
                 metadata=client._metadata(), timeout=remaining)

@@ -19,7 +19,7 @@ import unittest
 sys.path.insert(0, os.path.abspath("tests/e2e"))
 sys.path.insert(0, os.path.abspath("client/python"))
 import sealbox  # noqa: E402
-from harness import Server, file_sha256, free_port, read_bytes  # noqa: E402
+from harness import Pki, Server, file_sha256, free_port, read_bytes  # noqa: E402
 from sealbox import BatchItem, RetryPolicy  # noqa: E402
 
 MIB = 1 << 20
@@ -325,6 +325,53 @@ class Renewal(WithServer):
             client.seal("default", b"x")
             client.seal("default", b"y")
         self.assertEqual(len(renewals), 1)
+
+
+class Tls(unittest.TestCase):
+    """TLS to a server with a certificate, and mutual TLS with no token at all."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pki = Pki()
+        cls.ca, ca_key = cls.pki.make_ca("ca", "sealbox test CA")
+        cls.pki.issue("server", "/CN=sealbox.internal", "subjectAltName=DNS:sealbox.internal",
+                      cls.ca, ca_key)
+        cls.pki.issue("client", "/CN=acme-service", "extendedKeyUsage=clientAuth", cls.ca,
+                      ca_key)
+        cls.server = Server(extra_args=[
+            "--tls-cert", cls.pki.path("server.pem"), "--tls-key", cls.pki.path("server.key"),
+            "--client-ca", cls.ca, "--cert-tenant", "acme-service=acme"]).start()
+        mtls = ["--tls-ca", cls.ca, "--tls-server-name", "sealbox.internal",
+                "--tls-cert", cls.pki.path("client.pem"), "--tls-key", cls.pki.path("client.key")]
+        cls.server.cli(*mtls, "admin", "tenant", "create", "acme", token=cls.server.admin_token)
+        cls.server.cli(*mtls, "admin", "key", "create", "acme", "default",
+                       token=cls.server.admin_token)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_mutual_tls_with_the_certificate_as_the_credential(self):
+        with sealbox.Client(self.server.address, ca_file=self.ca, server_name="sealbox.internal",
+                            cert_file=self.pki.path("client.pem"),
+                            key_file=self.pki.path("client.key")) as client:
+            sealed = client.seal("default", b"over mTLS")
+            self.assertEqual(client.open("default", sealed.ciphertext).plaintext, b"over mTLS")
+            with self.assertRaises(sealbox.FailedPreconditionError):
+                client.renew_token()  # a certificate is not a token
+
+    def test_plaintext_or_an_unknown_ca_fails_as_unavailable(self):
+        # 127.0.0.1 is loopback, so plaintext unless TLS is asked for: the TLS server
+        # drops it. Another CA: the server's certificate does not verify.
+        other_ca, _ = self.pki.make_ca("other", "another CA")
+        for options in ({}, {"ca_file": other_ca, "server_name": "sealbox.internal",
+                             "cert_file": self.pki.path("client.pem"),
+                             "key_file": self.pki.path("client.key")}):
+            with self.subTest(options=sorted(options)):
+                with sealbox.Client(self.server.address, timeout=5, retry=sealbox.NO_RETRY,
+                                    **options) as client:
+                    with self.assertRaises(sealbox.UnavailableError):
+                        client.seal("default", b"x")
 
 
 class Package(unittest.TestCase):
