@@ -341,15 +341,12 @@ class Tls(unittest.TestCase):
         cls.server = Server(extra_args=[
             "--tls-cert", cls.pki.path("server.pem"), "--tls-key", cls.pki.path("server.key"),
             "--client-ca", cls.ca, "--cert-tenant", "acme-service=acme"]).start()
+        cls.addClassCleanup(cls.server.stop)  # also when the rest of setUpClass fails
         mtls = ["--tls-ca", cls.ca, "--tls-server-name", "sealbox.internal",
                 "--tls-cert", cls.pki.path("client.pem"), "--tls-key", cls.pki.path("client.key")]
         cls.server.cli(*mtls, "admin", "tenant", "create", "acme", token=cls.server.admin_token)
         cls.server.cli(*mtls, "admin", "key", "create", "acme", "default",
                        token=cls.server.admin_token)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
 
     def test_mutual_tls_with_the_certificate_as_the_credential(self):
         with sealbox.Client(self.server.address, ca_file=self.ca, server_name="sealbox.internal",
