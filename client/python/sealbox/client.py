@@ -9,18 +9,16 @@
 import dataclasses
 import datetime
 import ipaddress
-import os
 import threading
 import time
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Callable, Iterable, List, Optional, Sequence, Union
 
 import grpc
 from google.protobuf import duration_pb2
 
 from . import envelope, files, streams
 from .checksums import checksum, verify
-from .errors import (DeadlineExceededError, FailedPreconditionError, SealboxError,
-                     from_item_error, from_rpc_error)
+from .errors import FailedPreconditionError, SealboxError, from_item_error, from_rpc_error
 from .retry import NO_RETRY, RetryPolicy, with_retries
 from .v1 import data_pb2, data_pb2_grpc
 
@@ -30,8 +28,7 @@ _MAX_RECEIVE_BYTES = 8 << 20
 _RENEW_RETRY_SECONDS = 5.0  # after a failed renewal
 _MAX_RECONNECT_BACKOFF_MS = 1000
 
-Progress = Callable[[int, Optional[int]], None]
-"""progress(bytes done, total bytes or None): called as a file goes through."""
+Progress = files.Progress
 
 
 @dataclasses.dataclass(frozen=True)
@@ -304,7 +301,8 @@ class Client:
         """SealStream: yields the stream ciphertext's bytes as they arrive, while
         `chunks` (bytes, or an iterable of bytes of any sizes up to 4 MiB) is sent.
         Memory stays at a few chunks. Retried only when `chunks` is bytes."""
-        return streams.seal_stream(self, key, chunks, associated_data, segment_size, timeout)
+        return streams.seal_stream(self, key, associated_data, segment_size, timeout,
+                                   *streams.from_memory(chunks))
 
     def open_stream(self, key: str, chunks: Union[bytes, Iterable[bytes]],
                     associated_data: bytes = b"", *,
@@ -312,7 +310,8 @@ class Client:
         """OpenStream: yields verified plaintext as it arrives. Keep it aside until the
         iteration ends without an exception (DecryptionFailedError when the stream is
         damaged or truncated: what came before it verified, but the whole did not)."""
-        return streams.open_stream(self, key, chunks, associated_data, timeout)
+        return streams.open_stream(self, key, associated_data, timeout,
+                                   *streams.from_memory(chunks))
 
     def seal_file(self, key: str, in_path: str, out_path: str, associated_data: bytes = b"",
                   *, segment_size: int = 0, progress: Optional[Progress] = None,
@@ -361,10 +360,6 @@ class Client:
             self._renewal.maybe_renew(self)
 
         def attempt(remaining: Optional[float]):
-            if remaining is not None and remaining <= 0:
-                # gRPC Python would take a deadline already past as none at all.
-                raise DeadlineExceededError("the call's deadline passed before it was sent",
-                                            grpc.StatusCode.DEADLINE_EXCEEDED)
             try:
                 return method(request, metadata=self._metadata(), timeout=remaining)
             except grpc.RpcError as error:
@@ -390,10 +385,8 @@ class _Renewal:
         self.enabled = enabled
         if isinstance(expires_at, datetime.datetime):
             expires_at = expires_at.timestamp()
-        self.expires_at: Optional[float] = expires_at
-        self.renew_at: Optional[float] = None
-        if expires_at is not None:
-            self.renew_at = expires_at - (expires_at - time.time()) / 3
+        # When to renew; None: at the first call, which tells the expiry.
+        self.renew_at = None if expires_at is None else _two_thirds_to(expires_at)
         self.on_renewed = on_renewed
         self.lock = threading.Lock()
 
@@ -414,8 +407,11 @@ class _Renewal:
                 self.renew_at = time.time() + _RENEW_RETRY_SECONDS
 
     def renewed(self, renewed: RenewedToken) -> None:
-        expires_at = renewed.expire_time.timestamp()
-        self.expires_at = expires_at
-        self.renew_at = expires_at - (expires_at - time.time()) / 3
+        self.renew_at = _two_thirds_to(renewed.expire_time.timestamp())
         if self.on_renewed is not None:
             self.on_renewed(renewed)
+
+
+def _two_thirds_to(expires_at: float) -> float:
+    """The time two thirds of the way from now to `expires_at` (POSIX seconds)."""
+    return expires_at - (expires_at - time.time()) / 3

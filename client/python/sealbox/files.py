@@ -4,10 +4,11 @@ import os
 import tempfile
 from typing import BinaryIO, Callable, Iterator, Optional
 
-from .streams import CHUNK_BYTES, call_stream
-from .v1 import data_pb2
+from . import streams
+from .streams import CHUNK_BYTES, StreamAnswer
 
 Progress = Callable[[int, Optional[int]], None]
+"""progress(bytes done, total bytes or None): called as a file goes through."""
 
 
 class OutputFile:
@@ -53,12 +54,8 @@ def read_chunks(path: str, progress: Optional[Progress]) -> Iterator[bytes]:
                 progress(done, total)
 
 
-def _through_stream(client, method, request_type, chunk_field, answer_field, start,
-                    in_path: str, out_path: str, progress: Optional[Progress],
-                    timeout: Optional[float]) -> int:
-    open(in_path, "rb").close()  # a missing input fails here, before any call
-    answer = call_stream(client, method, request_type, chunk_field, answer_field, start,
-                         lambda: read_chunks(in_path, progress), True, timeout)
+def _write_answer(answer: StreamAnswer, out_path: str) -> int:
+    """Writes a stream's answer to out_path, in place only once it ended well."""
     with OutputFile(out_path) as out:
         for chunk in answer:
             out.file.write(chunk)
@@ -68,15 +65,14 @@ def _through_stream(client, method, request_type, chunk_field, answer_field, sta
 
 def seal_file(client, key, in_path, out_path, associated_data, segment_size, progress,
               timeout) -> int:
-    start = data_pb2.StreamStart(key=key, associated_data=associated_data,
-                                 segment_size=segment_size)
-    return _through_stream(client, client._stub.SealStream, data_pb2.SealStreamRequest,
-                           "plaintext_chunk", "ciphertext_chunk", start, in_path, out_path,
-                           progress, timeout)
+    open(in_path, "rb").close()  # a missing input fails here, before any call
+    return _write_answer(streams.seal_stream(
+        client, key, associated_data, segment_size, timeout,
+        lambda: read_chunks(in_path, progress), True), out_path)
 
 
 def open_file(client, key, in_path, out_path, associated_data, progress, timeout) -> int:
-    start = data_pb2.StreamStart(key=key, associated_data=associated_data)
-    return _through_stream(client, client._stub.OpenStream, data_pb2.OpenStreamRequest,
-                           "ciphertext_chunk", "plaintext_chunk", start, in_path, out_path,
-                           progress, timeout)
+    open(in_path, "rb").close()
+    return _write_answer(streams.open_stream(
+        client, key, associated_data, timeout, lambda: read_chunks(in_path, progress), True),
+        out_path)

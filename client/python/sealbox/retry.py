@@ -5,7 +5,9 @@ import random
 import time
 from typing import Callable, Optional, TypeVar
 
-from .errors import UnavailableError
+import grpc
+
+from .errors import DeadlineExceededError, UnavailableError
 
 T = TypeVar("T")
 
@@ -34,10 +36,15 @@ NO_RETRY = RetryPolicy(max_attempts=1)
 def with_retries(policy: RetryPolicy, deadline: Optional[float],
                  attempt: Callable[[Optional[float]], T]) -> T:
     """Runs attempt(seconds left, or None without a deadline) until it returns, raises
-    something other than UnavailableError, or the attempts or the deadline run out."""
+    something other than UnavailableError, or the attempts or the deadline run out
+    (DeadlineExceededError when it ran out before an attempt)."""
     number = 1
     while True:
         remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            # gRPC Python would take a deadline already past as none at all.
+            raise DeadlineExceededError("the call's deadline passed before it was sent",
+                                        grpc.StatusCode.DEADLINE_EXCEEDED)
         try:
             return attempt(remaining)
         except UnavailableError:

@@ -2,12 +2,12 @@
 so memory stays at a few chunks whatever the stream's length (gRPC's flow control
 paces the reading of the chunks)."""
 import time
-from typing import Callable, Iterable, Iterator, Optional, Union
+from typing import Callable, Iterable, Iterator, Optional, Tuple, Union
 
 import grpc
 
-from .errors import DeadlineExceededError, UnavailableError, from_rpc_error
-from .retry import NO_RETRY
+from .errors import from_rpc_error
+from .retry import NO_RETRY, with_retries
 from .v1 import data_pb2
 
 CHUNK_BYTES = 1 << 20  # what bytes input is cut into: the size the server handles best
@@ -50,61 +50,58 @@ def _requests(request_type, start, chunk_field: str, chunks: Chunks):
             yield request_type(**{chunk_field: piece})
 
 
-def call_stream(client, method, request_type, chunk_field: str, answer_field: str,
-                start, chunks_for_attempt: Callable[[], Chunks], replayable: bool,
-                timeout: Optional[float]) -> StreamAnswer:
+def from_memory(chunks: Chunks) -> Tuple[Callable[[], Chunks], bool]:
+    """The input of a stream from memory, and whether it can be sent again (bytes can,
+    an iterable the caller gave cannot)."""
+    return (lambda: chunks), isinstance(chunks, (bytes, bytearray, memoryview))
+
+
+def _call(client, method, request_type, chunk_field: str, answer_field: str, start,
+          chunks_for_attempt: Callable[[], Chunks], replayable: bool,
+          timeout: Optional[float]) -> StreamAnswer:
     """Starts a stream call and returns its answer. When the input can be read again
     (`replayable`), an UNAVAILABLE before the first answer starts it again, as the
     client's retry policy allows; after the first answer, never."""
     client._renewal.maybe_renew(client)
-    policy = client.retry if replayable else NO_RETRY
     deadline = None if timeout is None else time.monotonic() + timeout
 
-    def attempts() -> Iterator:
-        number = 1
-        while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise DeadlineExceededError("the call's deadline passed before it was sent",
-                                            grpc.StatusCode.DEADLINE_EXCEEDED)
-            responses = method(
-                _requests(request_type, start, chunk_field, chunks_for_attempt()),
-                metadata=client._metadata(), timeout=remaining)
-            try:
-                first = next(responses)
-            except StopIteration:
-                return
-            except grpc.RpcError as error:
-                failure = from_rpc_error(error)
-                pause = policy.backoff(number)
-                if (not isinstance(failure, UnavailableError) or number >= policy.max_attempts
-                        or (deadline is not None and time.monotonic() + pause >= deadline)):
-                    raise
-                time.sleep(pause)
-                number += 1
-                continue
+    def first_answer(remaining: Optional[float]):
+        """Sends the stream and waits for its first answer: (it or None, the rest)."""
+        responses = method(
+            _requests(request_type, start, chunk_field, chunks_for_attempt()),
+            metadata=client._metadata(), timeout=remaining)
+        try:
+            return next(responses), responses
+        except StopIteration:
+            return None, responses
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+
+    def answers() -> Iterator:
+        first, rest = with_retries(client.retry if replayable else NO_RETRY, deadline,
+                                   first_answer)
+        if first is not None:
             yield first
-            yield from responses
-            return
+            yield from rest
 
-    return StreamAnswer(attempts(), answer_field)
+    return StreamAnswer(answers(), answer_field)
 
 
-def seal_stream(client, key: str, chunks: Chunks, associated_data: bytes,
-                segment_size: int, timeout: Optional[float]) -> StreamAnswer:
+def seal_stream(client, key: str, associated_data: bytes, segment_size: int,
+                timeout: Optional[float], chunks_for_attempt: Callable[[], Chunks],
+                replayable: bool) -> StreamAnswer:
+    """SealStream of what chunks_for_attempt() gives, once per attempt."""
     start = data_pb2.StreamStart(key=key, associated_data=associated_data,
                                  segment_size=segment_size)
-    replayable = isinstance(chunks, (bytes, bytearray, memoryview))
-    return call_stream(client, client._stub.SealStream, data_pb2.SealStreamRequest,
-                       "plaintext_chunk", "ciphertext_chunk", start, lambda: chunks,
-                       replayable, timeout)
+    return _call(client, client._stub.SealStream, data_pb2.SealStreamRequest,
+                 "plaintext_chunk", "ciphertext_chunk", start, chunks_for_attempt,
+                 replayable, timeout)
 
 
-def open_stream(client, key: str, chunks: Chunks, associated_data: bytes,
-                timeout: Optional[float]) -> StreamAnswer:
+def open_stream(client, key: str, associated_data: bytes, timeout: Optional[float],
+                chunks_for_attempt: Callable[[], Chunks], replayable: bool) -> StreamAnswer:
+    """OpenStream of what chunks_for_attempt() gives, once per attempt."""
     start = data_pb2.StreamStart(key=key, associated_data=associated_data)
-    replayable = isinstance(chunks, (bytes, bytearray, memoryview))
-    return call_stream(client, client._stub.OpenStream, data_pb2.OpenStreamRequest,
-                       "ciphertext_chunk", "plaintext_chunk", start, lambda: chunks,
-                       replayable, timeout)
-
+    return _call(client, client._stub.OpenStream, data_pb2.OpenStreamRequest,
+                 "ciphertext_chunk", "plaintext_chunk", start, chunks_for_attempt,
+                 replayable, timeout)
