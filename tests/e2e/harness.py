@@ -63,6 +63,13 @@ def read_bytes(path):
         return f.read()
 
 
+def write_random(path, size):
+    """`size` random bytes into `path`, a MiB at a time."""
+    with open(path, "wb") as f:
+        for offset in range(0, size, 1 << 20):
+            f.write(os.urandom(min(1 << 20, size - offset)))
+
+
 def file_sha256(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:

@@ -13,13 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (CLI, SERVER, AdminClient, Server, free_port, new_tenant,  # noqa: E402
+from harness import (CLI, SERVER, AdminClient, free_port, new_tenant,  # noqa: E402
                      stubs, wait_for)
 from kms_socket_test import kms_server  # noqa: E402
 

@@ -24,7 +24,7 @@ import unittest
 ROOT = os.getcwd()
 sys.path.insert(0, os.path.join(ROOT, "tests/e2e"))
 import harness  # noqa: E402
-from harness import Server, file_sha256  # noqa: E402
+from harness import Server, file_sha256, write_random  # noqa: E402
 
 GUIDE = "docs/clients/GO.md"
 HOW_TO = "run `tools/dev test` (or `tools/dev deps`), which installs Debian's Go packages"
@@ -58,12 +58,6 @@ def guide_path():
 
 def envelope_size(n):
     return HEADER + (n // S) * (S + 16) + n % S + 16
-
-
-def write_random(path, size):
-    with open(path, "wb") as f:
-        for offset in range(0, size, 4 * MIB):
-            f.write(os.urandom(min(4 * MIB, size - offset)))
 
 
 def run(argv, env, what, timeout=300, **kwargs):

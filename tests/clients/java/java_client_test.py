@@ -18,13 +18,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../e2e"))
-import harness  # noqa: E402
-from harness import Server, file_sha256, read_status  # noqa: E402
+from harness import Server, file_sha256, read_status, write_random  # noqa: E402
 
 JAVA_PAGE = "docs/clients/JAVA.md"
 CHECKS = "tests/clients/java/JavaClientChecks.java"
@@ -55,12 +53,6 @@ def javac(classpath, out, *sources):
     os.makedirs(out, exist_ok=True)
     subprocess.run(["javac", "--release", "17", "-d", out, "-cp", classpath, *sources],
                    check=True, timeout=300)
-
-
-def write_random(path, size):
-    with open(path, "wb") as f:
-        for offset in range(0, size, 4 * MIB):
-            f.write(os.urandom(min(4 * MIB, size - offset)))
 
 
 class JavaClient(unittest.TestCase):

@@ -15,7 +15,7 @@ from google.protobuf.wrappers_pb2 import UInt32Value
 sys.path.insert(0, os.path.abspath("tests/e2e"))
 sys.path.insert(0, os.path.abspath("client/python"))
 import sealbox  # noqa: E402
-from harness import Server, file_sha256, read_bytes  # noqa: E402
+from harness import Server, file_sha256, read_bytes, write_random  # noqa: E402
 from sealbox import envelope  # noqa: E402
 from sealbox.checksums import checksum, crc32c, verify  # noqa: E402
 from sealbox.v1 import data_pb2  # noqa: E402
@@ -23,13 +23,6 @@ from sealbox.v1 import data_pb2  # noqa: E402
 EXAMPLE = "client/examples/python/sealbox_example.py"
 MIB = 1 << 20
 S = envelope.SEGMENT_SIZE
-
-
-def write_random(path, size):
-    """`size` random bytes, written a MiB at a time."""
-    with open(path, "wb") as f:
-        for offset in range(0, size, MIB):
-            f.write(os.urandom(min(MIB, size - offset)))
 
 
 def envelope_size(sealed_key_length, n):

@@ -19,7 +19,8 @@ import unittest
 sys.path.insert(0, os.path.abspath("tests/e2e"))
 sys.path.insert(0, os.path.abspath("client/python"))
 import sealbox  # noqa: E402
-from harness import Pki, Server, file_sha256, free_port, read_bytes  # noqa: E402
+from harness import (Pki, Server, file_sha256, free_port, read_bytes,  # noqa: E402
+                     write_random)
 from sealbox import BatchItem, RetryPolicy  # noqa: E402
 
 MIB = 1 << 20
@@ -32,12 +33,6 @@ PATIENT = RetryPolicy(max_attempts=40, initial_backoff=0.05, max_backoff=1.0)
 
 def tmpdir():
     return tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-
-
-def write_random(path, size):
-    with open(path, "wb") as f:
-        for offset in range(0, size, MIB):
-            f.write(os.urandom(min(MIB, size - offset)))
 
 
 def flip(data, offset):
