@@ -80,33 +80,9 @@ func (c *Client) SealEnvelope(ctx context.Context, key string, aad []byte, r io.
 		return nil, err
 	}
 
-	plaintext := make([]byte, EnvelopeSegmentSize)
-	var sealed []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fromRPC(err)
-		}
-		// A full read is a full segment, so never the last one: the last holds
-		// fewer than S bytes, none at all when the input is a multiple of S.
-		n, err := io.ReadFull(r, plaintext)
-		last := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !last {
-			return nil, fmt.Errorf("sealbox: reading the input: %w", err)
-		}
-		if sealed, err = segs.seal(sealed[:0], plaintext[:n], last); err != nil {
-			return nil, err
-		}
-		if err := write(w, sealed, result); err != nil {
-			return nil, err
-		}
-		result.BytesIn += int64(n)
-		if s.progress != nil {
-			s.progress(result.BytesIn, s.total)
-		}
-		if last {
-			return result, nil
-		}
-	}
+	// A full read is a full segment, so never the last one: the last holds fewer
+	// than S bytes, none at all when the input is a multiple of S.
+	return eachSegment(ctx, &s, r, w, result, EnvelopeSegmentSize, segs.seal)
 }
 
 // OpenEnvelope writes the plaintext of the envelope file r holds to w, each
@@ -137,27 +113,38 @@ func (c *Client) OpenEnvelope(ctx context.Context, key string, aad []byte, r io.
 	}
 	result := &StreamResult{KeyVersion: opened.KeyVersion, BytesIn: int64(len(header))}
 
-	sealed := make([]byte, segmentSize+tagBytes)
-	var plaintext []byte
+	// S+16 bytes are always a segment that is not the last (the last is shorter);
+	// what is left at the end of the file, 16 to S+15 bytes, is the last.
+	return eachSegment(ctx, &s, r, w, result, segmentSize+tagBytes,
+		func(plaintext, sealed []byte, last bool) ([]byte, error) {
+			if last && len(sealed) < tagBytes {
+				return nil, segmentError("the file is truncated: it does not end with a last segment")
+			}
+			return segs.open(plaintext, sealed, last)
+		})
+}
+
+// eachSegment reads r in pieces of size bytes, a short piece (or none) being the
+// last, and writes what transform makes of each to w, counting and reporting the
+// bytes read; the sealing and the opening loop of envelope files.
+func eachSegment(ctx context.Context, s *streamSettings, r io.Reader, w io.Writer,
+	result *StreamResult, size int,
+	transform func(dst, piece []byte, last bool) ([]byte, error)) (*StreamResult, error) {
+	piece := make([]byte, size)
+	var out []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fromRPC(err)
 		}
-		// S+16 bytes are always a segment that is not the last (the last is
-		// shorter); what is left at the end of the file, 16 to S+15 bytes, is the
-		// last.
-		n, err := io.ReadFull(r, sealed)
+		n, err := io.ReadFull(r, piece)
 		last := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !last {
 			return nil, fmt.Errorf("sealbox: reading the input: %w", err)
 		}
-		if last && n < tagBytes {
-			return nil, segmentError("the file is truncated: it does not end with a last segment")
-		}
-		if plaintext, err = segs.open(plaintext[:0], sealed[:n], last); err != nil {
+		if out, err = transform(out[:0], piece[:n], last); err != nil {
 			return nil, err
 		}
-		if err := write(w, plaintext, result); err != nil {
+		if err := write(w, out, result); err != nil {
 			return nil, err
 		}
 		result.BytesIn += int64(n)
