@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/keystore/etcd/etcd_storage.h"
 #include "server/process/storage_from_config.h"
 
 namespace sealbox::server {

@@ -11,7 +11,7 @@
 #include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
 #include "server/dataplane/data_plane_limits.h"
-#include "server/keystore/etcd/etcd_client.h"
+#include "server/keystore/etcd/etcd_options.h"
 #include "server/keystore/kek.h"
 #include "server/kms/kms_socket.h"
 

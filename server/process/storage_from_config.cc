@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/keystore/etcd/etcd_storage.h"
+
 namespace sealbox::server {
 
 absl::StatusOr<std::unique_ptr<FileStorage>> OpenFileStorage(const ServerConfig& config) {

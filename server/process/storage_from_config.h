@@ -7,12 +7,15 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "server/keystore/etcd/etcd_storage.h"
 #include "server/keystore/file/file_storage.h"
 #include "server/keystore/storage.h"
 #include "server/process/server_config.h"
 
 namespace sealbox::server {
+
+namespace etcd {
+class EtcdStorage;  // server/keystore/etcd/etcd_storage.h
+}  // namespace etcd
 
 // The store the config asks for: etcd when it names endpoints, else the file.
 absl::StatusOr<std::unique_ptr<KeystoreStorage>> OpenStorage(const ServerConfig& config);
