@@ -175,7 +175,7 @@ public final class JavaClientChecks {
           "default", bytes("x"), dir.resolve("plain.env"), dir.resolve("bad.out"), null));
       Files.write(dir.resolve("short.env"), Arrays.copyOf(Files.readAllBytes(
           dir.resolve("plain.env")), 95 + (1 << 20) + 16));
-      fails(EnvelopeFormatException.class, "truncated-envelope", () -> client.openEnvelopeFile(
+      fails(DecryptionFailedException.class, "truncated-envelope", () -> client.openEnvelopeFile(
           "default", bytes("e"), dir.resolve("short.env"), dir.resolve("bad.out"), null));
       fails(EnvelopeFormatException.class, "not-envelope", () -> client.openEnvelopeFile(
           "default", bytes("e"), plain, dir.resolve("bad.out"), null));

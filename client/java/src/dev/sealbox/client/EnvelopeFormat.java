@@ -141,7 +141,9 @@ final class EnvelopeFormat {
         int n = in.readNBytes(segment, 0, s + TAG);
         boolean last = n < s + TAG;
         if (last && n < TAG) {
-          throw new EnvelopeFormatException(
+          // Cut at a segment boundary: as a changed byte would be, a failed decryption
+          // (docs/CLIENTS.md), like the other libraries.
+          throw new DecryptionFailedException(
               "envelope: the file is truncated: it does not end with a last segment", null);
         }
         int length = segments.open(segment, n, last, plaintext);

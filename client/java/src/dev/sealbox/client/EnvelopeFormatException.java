@@ -3,9 +3,9 @@ package dev.sealbox.client;
 import io.grpc.Status;
 
 /**
- * Not an envelope file, or a damaged one (a bad header, a truncated end). A segment
- * that does not verify is a {@link DecryptionFailedException} instead. Code
- * {@code DATA_LOSS}.
+ * Not an envelope file, or its header is damaged. A segment that does not verify, or
+ * a file cut short or extended, is a {@link DecryptionFailedException} instead. Code
+ * {@code INVALID_ARGUMENT}, as in the other libraries (docs/CLIENTS.md).
  */
 public class EnvelopeFormatException extends SealboxException {
   private static final long serialVersionUID = 1L;
@@ -17,6 +17,6 @@ public class EnvelopeFormatException extends SealboxException {
    * @param cause the underlying exception, or null
    */
   public EnvelopeFormatException(String message, Throwable cause) {
-    super(Status.Code.DATA_LOSS, message, cause);
+    super(Status.Code.INVALID_ARGUMENT, message, cause);
   }
 }

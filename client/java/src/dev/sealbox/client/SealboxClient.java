@@ -410,10 +410,10 @@ public final class SealboxClient implements AutoCloseable {
    * @param progress told of the envelope bytes read, or null
    * @return the envelope bytes read
    * @throws IOException from the files
-   * @throws EnvelopeFormatException for a file that is not an envelope file, or is
-   *     damaged or truncated
+   * @throws EnvelopeFormatException for a file that is not an envelope file, or whose
+   *     header is damaged
    * @throws DecryptionFailedException for a segment (or the sealed data key) that does
-   *     not authenticate
+   *     not authenticate, or a file cut short or extended
    * @throws SealboxException on any other failure
    */
   public long openEnvelopeFile(String key, byte[] associatedData, Path in, Path out,
