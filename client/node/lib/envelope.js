@@ -39,6 +39,33 @@ function decryptionFailed() {
 }
 
 /**
+ * The loop sealing and opening share: reads pieces of `pieceBytes` from `input` (a
+ * short one, possibly empty, is the last), writes what `transform` makes of each,
+ * and reports the bytes read so far.
+ * @param {import('node:fs/promises').FileHandle} input
+ * @param {(bytes: Uint8Array) => Promise<void>} write
+ * @param {number} pieceBytes
+ * @param {(piece: Buffer, index: number, last: boolean) => Buffer} transform
+ * @param {(read: number) => void} progress
+ * @returns {Promise<{read: number, written: number}>}
+ */
+async function eachSegment(input, write, pieceBytes, transform, progress) {
+  const buffer = Buffer.alloc(pieceBytes);
+  let read = 0;
+  let written = 0;
+  for (let index = 0; ; index++) {
+    const piece = await readUpTo(input, buffer, pieceBytes);
+    const last = piece.length < pieceBytes;
+    const output = transform(piece, index, last);
+    await write(output); // when opening, only once the segment's tag verified
+    read += piece.length;
+    written += output.length;
+    progress(read);
+    if (last) return { read, written };
+  }
+}
+
+/**
  * Seals `inPath` into the envelope file `outPath`.
  * @param {import('./client').Client} client
  * @param {string} key @param {string} inPath @param {string} outPath
@@ -64,28 +91,19 @@ async function sealEnvelopeFile(client, key, inPath, outPath, options) {
       header.writeUInt16BE(dataKey.ciphertext.length, 12);
       dataKey.ciphertext.copy(header, FIXED_HEADER);
       const aad = header.subarray(0, 12);
-      let read = 0;
-      let written = 0;
+      let counts = { read: 0, written: 0 };
       await writeAtomically(outPath, async (write) => {
         await write(header);
-        written += header.length;
-        const buffer = Buffer.alloc(SEGMENT_BYTES);
-        for (let index = 0; ; index++) {
-          // A full segment is never the last; a short one (possibly empty) is.
-          const plaintext = await readUpTo(input, buffer, SEGMENT_BYTES);
-          const last = plaintext.length < SEGMENT_BYTES;
+        // A full segment is never the last; a short one (possibly empty) is.
+        counts = await eachSegment(input, write, SEGMENT_BYTES, (plaintext, index, last) => {
           const cipher = crypto.createCipheriv('aes-256-gcm', secret, nonce(prefix, index, last),
             { authTagLength: TAG_BYTES });
           cipher.setAAD(aad);
-          const sealed = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-          await write(sealed);
-          read += plaintext.length;
-          written += sealed.length;
-          if (options.onProgress) options.onProgress(read, total);
-          if (last) break;
-        }
+          return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+        }, (read) => options.onProgress && options.onProgress(read, total));
       });
-      return { keyVersion: dataKey.keyVersion, bytesRead: read, bytesWritten: written };
+      return { keyVersion: dataKey.keyVersion, bytesRead: counts.read,
+        bytesWritten: header.length + counts.written };
     } finally {
       secret.fill(0);
     }
@@ -134,33 +152,25 @@ async function openEnvelopeFile(client, key, inPath, outPath, options) {
       if (secret.length !== DATA_KEY_BYTES) {
         throw new EnvelopeFormatError('not a sealbox envelope file (its sealed key is not a data key)');
       }
-      let read = FIXED_HEADER + sealedLength;
-      let written = 0;
+      const headerBytes = FIXED_HEADER + sealedLength;
+      let counts = { read: 0, written: 0 };
       await writeAtomically(outPath, async (write) => {
-        const buffer = Buffer.alloc(segmentBytes + TAG_BYTES);
-        for (let index = 0; ; index++) {
-          // S + 16 bytes are a full segment, never the last; fewer, at the end, are.
-          const segment = await readUpTo(input, buffer, segmentBytes + TAG_BYTES);
-          const last = segment.length < segmentBytes + TAG_BYTES;
+        // S + 16 bytes are a full segment, never the last; fewer, at the end, are.
+        counts = await eachSegment(input, write, segmentBytes + TAG_BYTES, (segment, index, last) => {
           if (segment.length < TAG_BYTES) throw decryptionFailed();
           const decipher = crypto.createDecipheriv('aes-256-gcm', secret, nonce(prefix, index, last),
             { authTagLength: TAG_BYTES });
           decipher.setAAD(aad);
           decipher.setAuthTag(segment.subarray(segment.length - TAG_BYTES));
-          let plaintext;
           try {
-            plaintext = Buffer.concat([decipher.update(segment.subarray(0, -TAG_BYTES)), decipher.final()]);
+            return Buffer.concat([decipher.update(segment.subarray(0, -TAG_BYTES)), decipher.final()]);
           } catch {
             throw decryptionFailed();
           }
-          await write(plaintext); // only once its tag verified
-          read += segment.length;
-          written += plaintext.length;
-          if (options.onProgress) options.onProgress(read, total);
-          if (last) break;
-        }
+        }, (read) => options.onProgress && options.onProgress(headerBytes + read, total));
       });
-      return { keyVersion: opened.keyVersion, bytesRead: read, bytesWritten: written };
+      return { keyVersion: opened.keyVersion, bytesRead: headerBytes + counts.read,
+        bytesWritten: counts.written };
     } finally {
       secret.fill(0);
     }

@@ -66,24 +66,9 @@ final class EnvelopeFormat {
           .put(sealed);
       out.write(header.array());
       Segments segments = new Segments(key, header.array());
-
-      byte[] plaintext = new byte[SEGMENT_SIZE];
-      byte[] segment = new byte[SEGMENT_SIZE + TAG];
-      long done = 0;
-      while (true) {
-        // A full read is never the last segment: the last holds fewer than S bytes.
-        int n = in.readNBytes(plaintext, 0, SEGMENT_SIZE);
-        boolean last = n < SEGMENT_SIZE;
-        int length = segments.seal(plaintext, n, last, segment);
-        out.write(segment, 0, length);
-        done += n;
-        if (progress != null) {
-          progress.update(done, total);
-        }
-        if (last) {
-          return done;
-        }
-      }
+      // A full read is never the last segment: the last holds fewer than S bytes.
+      return eachSegment(in, out, SEGMENT_SIZE, SEGMENT_SIZE + TAG, segments::seal, progress,
+          0, total);
     } finally {
       Arrays.fill(key, (byte) 0);
     }
@@ -132,32 +117,51 @@ final class EnvelopeFormat {
             "envelope: the data key is " + key.length + " bytes, want " + DATA_KEY, null);
       }
       Segments segments = new Segments(key, header);
-      byte[] segment = new byte[s + TAG];
-      byte[] plaintext = new byte[s];
-      long done = header.length;
-      while (true) {
-        // S+16 bytes are a segment that is not the last; what is left at the end,
-        // 16 to S+15 bytes, is the last.
-        int n = in.readNBytes(segment, 0, s + TAG);
-        boolean last = n < s + TAG;
-        if (last && n < TAG) {
+      // S+16 bytes are a segment that is not the last; what is left at the end, 16 to
+      // S+15 bytes, is the last.
+      return eachSegment(in, out, s + TAG, s, (segment, n, last, plaintext) -> {
+        if (n < TAG) {
           // Cut at a segment boundary: as a changed byte would be, a failed decryption
           // (docs/CLIENTS.md), like the other libraries.
           throw new DecryptionFailedException(
               "envelope: the file is truncated: it does not end with a last segment", null);
         }
-        int length = segments.open(segment, n, last, plaintext);
-        out.write(plaintext, 0, length);
-        done += n;
-        if (progress != null) {
-          progress.update(done, total);
-        }
-        if (last) {
-          return done;
-        }
-      }
+        return segments.open(segment, n, last, plaintext);
+      }, progress, header.length, total);
     } finally {
       Arrays.fill(key, (byte) 0);
+    }
+  }
+
+  /** What sealing or opening makes of one piece: n bytes of in, written to out. */
+  private interface SegmentTransform {
+    /** Returns the bytes written to out. */
+    int apply(byte[] in, int n, boolean last, byte[] out) throws IOException;
+  }
+
+  /**
+   * The loop sealing and opening share: reads pieces of pieceSize bytes (a short one,
+   * possibly empty, is the last), writes what transform makes of each (at most
+   * outputSize bytes), reports progress from start; returns start plus the bytes read.
+   */
+  private static long eachSegment(InputStream in, OutputStream out, int pieceSize,
+      int outputSize, SegmentTransform transform, Progress progress, long start, long total)
+      throws IOException {
+    byte[] piece = new byte[pieceSize];
+    byte[] output = new byte[outputSize];
+    long done = start;
+    while (true) {
+      int n = in.readNBytes(piece, 0, pieceSize);
+      boolean last = n < pieceSize;
+      int length = transform.apply(piece, n, last, output);
+      out.write(output, 0, length); // when opening, only once the segment verified
+      done += n;
+      if (progress != null) {
+        progress.update(done, total);
+      }
+      if (last) {
+        return done;
+      }
     }
   }
 
