@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.abspath("tests/e2e"))
-from harness import CLI, Server, read_bytes  # noqa: E402
+from harness import CLI, Server, go_build_cache, read_bytes  # noqa: E402
 
 HOW_TO = "run it with `tools/dev test`, which installs the packages and passes their folders"
 # Sizes per format: a unary call takes at most 1 MiB; the others cross segment bounds.
@@ -49,10 +49,11 @@ class Clients:
 
     def go(self):
         output = os.path.join(self.work, "go-example")
-        env = dict(os.environ, GOPATH_WORK=os.path.join(self.work, "gopath"),
-                   GOCACHE=os.environ.get("SEALBOX_GOCACHE") or os.path.join(self.work, "gocache"))
-        build = subprocess.run(["bash", "client/examples/go/build.sh", output], env=env,
-                               capture_output=True, timeout=600)
+        with go_build_cache(os.path.join(self.work, "gocache")) as gocache:
+            env = dict(os.environ, GOPATH_WORK=os.path.join(self.work, "gopath"),
+                       GOCACHE=gocache)
+            build = subprocess.run(["bash", "client/examples/go/build.sh", output], env=env,
+                                   capture_output=True, timeout=600)
         if build.returncode != 0:
             raise RuntimeError(f"building the Go example failed ({HOW_TO}): "
                                + build.stderr.decode(errors="replace"))

@@ -11,6 +11,8 @@ data directory name, so servers given the same data_dir share a keystore as they
 on the file backend.
 """
 import atexit
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import json
@@ -76,6 +78,21 @@ def file_sha256(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def go_build_cache(fallback):
+    """The GOCACHE for a Go build: tools/dev's one cache for the whole run
+    (SEALBOX_GOCACHE), held alone while the build runs, so that two tests starting at
+    once do not both compile grpc-go (the second finds it compiled); else `fallback`."""
+    shared = os.environ.get("SEALBOX_GOCACHE")
+    if not shared:
+        yield fallback
+        return
+    os.makedirs(shared, exist_ok=True)
+    with open(shared.rstrip("/") + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield shared
 
 
 def openssl(*args):

@@ -18,8 +18,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (CLI, SERVER, AdminClient, free_port, new_tenant,  # noqa: E402
-                     stubs, wait_for)
+from harness import (CLI, SERVER, AdminClient, free_port, go_build_cache,  # noqa: E402
+                     new_tenant, stubs, wait_for)
 from kms_socket_test import kms_server  # noqa: E402
 
 BUILD_SCRIPT = "tests/kms/apiserver/build.sh"
@@ -44,11 +44,10 @@ def build_standin(directory):
     if missing:
         raise AssertionError(f"Go packages missing ({', '.join(missing)}): " + HOW_TO)
     binary = os.path.join(directory, "apiserver-standin")
-    env = dict(os.environ, PATH="/usr/bin:/bin",
-               GOCACHE=os.environ.get("SEALBOX_GOCACHE") or os.path.join(directory, "gocache"),
-               HOME=directory)
-    result = subprocess.run(["bash", BUILD_SCRIPT, binary], capture_output=True, env=env,
-                            timeout=600)
+    with go_build_cache(os.path.join(directory, "gocache")) as gocache:
+        env = dict(os.environ, PATH="/usr/bin:/bin", GOCACHE=gocache, HOME=directory)
+        result = subprocess.run(["bash", BUILD_SCRIPT, binary], capture_output=True, env=env,
+                                timeout=600)
     if result.returncode != 0:
         raise AssertionError(f"{BUILD_SCRIPT} failed:\n" + result.stderr.decode(errors="replace"))
     _built["binary"] = binary

@@ -136,16 +136,17 @@ class GoClient(unittest.TestCase):
         cls.token = cls.server.new_tenant("acme")
         # Renewable, for RenewToken and the guide's renewal block.
         cls.expiring = cls.server.admin("token", "issue", "acme", "--ttl", "1h").stdout.decode().strip()
-        cls.build()
+        with harness.go_build_cache(os.path.join(cls.home, "gocache")) as gocache:
+            cls.build(gocache)
         log(f"setup (server, builds) in {time.monotonic() - started:.1f} s")
 
     @classmethod
-    def build(cls):
+    def build(cls, gocache):
         """The guide's install commands (the library, unit tests, vet), then at once
-        the example, the driver and the guide's programs."""
+        the example, the driver and the guide's programs, with `gocache` as GOCACHE."""
         cls.gopath = os.path.join(cls.home, "sealbox-go")
         cls.go_env = dict(os.environ, PATH="/usr/bin:/bin", HOME=cls.home,
-                          GOCACHE=os.environ.get("SEALBOX_GOCACHE") or os.path.join(cls.home, "gocache"),
+                          GOCACHE=gocache,
                           GO111MODULE="off",
                           GOPATH=cls.gopath + ":/usr/share/gocode", GOFLAGS="",
                           SEALBOX_SERVER=cls.server.address, SEALBOX_TOKEN=cls.expiring)
