@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.abspath("tests/e2e"))
-from harness import CLI, Server, go_build_cache, read_bytes  # noqa: E402
+from harness import CLI, Server, go_build_cache, java_classpaths, read_bytes  # noqa: E402
 
 HOW_TO = "run it with `tools/dev test`, which installs the packages and passes their folders"
 # Sizes per format: a unary call takes at most 1 MiB; the others cross segment bounds.
@@ -74,12 +74,8 @@ class Clients:
 
     def java(self):
         # Built by client/examples/java/build.sh once per build (//client/examples/java:jars).
-        jars = "client/examples/java"
-        with open(os.path.join(jars, "classpath")) as f:
-            classpath = f.read().strip()
-        return ["java", *SHORT_JVM.split(), "-cp",
-                f"{jars}/sealbox-example.jar:{jars}/sealbox-client.jar:{classpath}",
-                "SealboxExample"]
+        _, example = java_classpaths()
+        return ["java", *SHORT_JVM.split(), "-cp", example, "SealboxExample"]
 
 
 def cli_args(command, key, source, target):

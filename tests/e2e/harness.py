@@ -95,6 +95,16 @@ def go_build_cache(fallback):
         yield shared
 
 
+def java_classpaths():
+    """The Java library's classpath and the example client's, from the jars
+    //client/examples/java:jars built (with client/examples/java/build.sh) into the
+    runfiles: (library, example)."""
+    jars = "client/examples/java"
+    with open(os.path.join(jars, "classpath")) as f:
+        library = os.path.join(jars, "sealbox-client.jar") + ":" + f.read().strip()
+    return library, os.path.join(jars, "sealbox-example.jar") + ":" + library
+
+
 def openssl(*args):
     subprocess.run(["openssl", *args], check=True, capture_output=True)
 

@@ -1,7 +1,8 @@
 """End to end: the Go client library (client/go) against the real server.
 
-Go is built once per run, in GOPATH mode against Debian's packages, with GOPATH and
-GOCACHE in TEST_TMPDIR: the library (its unit tests and go vet included) by the
+Go is built once per run, in GOPATH mode against Debian's packages, with GOPATH in
+TEST_TMPDIR and GOCACHE the run's shared one (SEALBOX_GOCACHE, or TEST_TMPDIR's): the
+library (its unit tests and go vet included) by the
 install commands of docs/clients/GO.md, then, at once, the example client
 (client/examples/go), the driver (driver.go: a scenario per command, a line per
 check) and the page's Go blocks. The scenarios run against real servers: every

@@ -23,23 +23,15 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../e2e"))
-from harness import Server, file_sha256, read_status, write_random  # noqa: E402
+from harness import (Server, file_sha256, java_classpaths, read_status,  # noqa: E402
+                     write_random)
 
 JAVA_PAGE = "docs/clients/JAVA.md"
 CHECKS = "tests/clients/java/JavaClientChecks.java"
 MIB = 1 << 20
 BIG = 100 * MIB
 HEAP = "-Xmx64m"
-JARS = "client/examples/java"  # //client/examples/java:jars, in the runfiles
 JVM = ["-XX:TieredStopAtLevel=1", "-Xshare:auto"]  # faster start for short runs
-
-
-def built():
-    """The library and the example as //client/examples/java:jars built them (with
-    client/examples/java/build.sh): the library's classpath, and the example's."""
-    with open(os.path.join(JARS, "classpath")) as f:
-        classpath = os.path.join(JARS, "sealbox-client.jar") + ":" + f.read().strip()
-    return classpath, os.path.join(JARS, "sealbox-example.jar") + ":" + classpath
 
 
 def javac(classpath, out, *sources):
@@ -52,7 +44,7 @@ class JavaClient(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.home = tempfile.mkdtemp(prefix="sealbox-java-", dir=os.environ.get("TEST_TMPDIR"))
-        cls.classpath, cls.example_classpath = built()
+        cls.classpath, cls.example_classpath = java_classpaths()
         cls.checks = os.path.join(cls.home, "checks")
         javac(cls.classpath, cls.checks, CHECKS)
         cls.server = Server().start()
