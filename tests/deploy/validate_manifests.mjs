@@ -1,16 +1,19 @@
-// Checks deploy/kubernetes offline: every object against the Kubernetes OpenAPI
-// schema (kubernetes-models' generated validators: types, required fields, enums,
-// formats; like kubeconform without --strict, unknown fields are not rejected, so
-// the settings that matter are checked by path below), the kustomizations, the
-// settings the deployment promises, and kms/ (kube-apiserver's KMS plugin: a static
-// Pod and an EncryptionConfiguration, files for the nodes). Exits 1 listing every
-// problem.
+// Checks deploy/kubernetes as kubectl renders it: every object of each variant (the
+// arm64, amd64 and etcd overlays, as `kubectl kustomize` wrote them) against the
+// Kubernetes OpenAPI schema (kubernetes-models' generated validators: types, required
+// fields, enums, formats; like kubeconform without --strict, unknown fields are not
+// rejected, so the settings that matter are checked by path below), the layout of
+// the kustomizations, the settings the deployment promises, and kms/ (kube-apiserver's
+// KMS plugin: a static Pod and an EncryptionConfiguration, files for the nodes).
+// Exits 1 listing every problem.
 //
-//   node validate_manifests.mjs NODE_MODULES DEPLOY_KUBERNETES_DIR
+//   node validate_manifests.mjs NODE_MODULES DEPLOY_KUBERNETES_DIR RENDERED_DIR
+// RENDERED_DIR holds arm64.yaml, amd64.yaml and etcd.yaml (manifests_test.sh).
 import fs from "node:fs";
 import path from "node:path";
+import { isDeepStrictEqual } from "node:util";
 
-const [modules, dir] = process.argv.slice(2);
+const [modules, dir, rendered] = process.argv.slice(2);
 const yaml = (await import(path.join(modules, "js-yaml/index.js"))).default;
 const problems = [];
 const check = (ok, what) => { if (!ok) problems.push(what); };
@@ -23,56 +26,34 @@ async function modelFor(apiVersion, kind) {
   return (await import(file))[kind];
 }
 
-function readYaml(file) {
-  return yaml.loadAll(fs.readFileSync(path.join(dir, file), "utf8")).filter(Boolean);
-}
+const loadAll = (file) => yaml.loadAll(fs.readFileSync(file, "utf8")).filter(Boolean);
+const kustomizationOf = (folder) =>
+  yaml.load(fs.readFileSync(path.join(dir, folder, "kustomization.yaml"), "utf8"));
+// What `kubectl kustomize deploy/kubernetes/VARIANT` printed.
+const renderedObjects = (variant) =>
+  loadAll(path.join(rendered, `${variant}.yaml`)).map((obj) => ({ file: `${variant} overlay`, obj }));
 
-// Applies the JSON patches (RFC 6902 replace, add, remove) a kustomization names for
-// `obj`; null when a strategic-merge patch deletes it ($patch: delete).
-function applyPatches(kustomization, obj, where) {
-  const copy = structuredClone(obj);
-  for (const { target, patch } of kustomization.patches ?? []) {
-    const ops = yaml.load(patch);
-    if (!Array.isArray(ops)) {  // a strategic-merge patch: only whole deletions here
-      check(ops.$patch === "delete", `${where}: only "$patch: delete" merge patches are checked`);
-      if (ops.kind === obj.kind && ops.metadata.name === obj.metadata.name) return null;
-      continue;
-    }
-    if (target.kind !== obj.kind || target.name !== obj.metadata.name) continue;
-    for (const op of ops) {
-      check(["replace", "add", "remove"].includes(op.op), `${where}: op ${op.op} is not checked`);
-      const keys = op.path.split("/").slice(1).map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
-      let at = copy;
-      for (const key of keys.slice(0, -1)) at = at?.[key];
-      const last = keys.at(-1);
-      if (op.op === "add" && Array.isArray(at)) {
-        if (last === "-") at.push(op.value); else at.splice(Number(last), 0, op.value);
-        continue;
-      }
-      check(at !== undefined && last in at, `${where}: ${op.path} does not exist`);
-      if (at === undefined) continue;
-      if (op.op === "remove") {
-        if (Array.isArray(at)) at.splice(Number(last), 1); else delete at[last];
-      } else {
-        at[last] = op.value;
-      }
-    }
+// Every YAML file in FOLDER is one of its kustomization's resources.
+function allListed(folder, kustomization) {
+  for (const file of fs.readdirSync(path.join(dir, folder)).filter((f) => f.endsWith(".yaml"))) {
+    check(file === "kustomization.yaml" || kustomization.resources.includes(file),
+          `${folder}/${file} is not in ${folder}/kustomization.yaml`);
   }
-  return copy;
 }
 
-// 1. Every object in every file the kustomization lists is valid, and every YAML
-//    file in the folder is listed. (Subfolders are overlays, checked in 3, and kms/,
-//    node files that are never applied, checked in 4.)
-const kustomization = yaml.load(fs.readFileSync(path.join(dir, "kustomization.yaml"), "utf8"));
-const listed = new Set(kustomization.resources);
-for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
-  check(file === "kustomization.yaml" || listed.has(file), `${file} is not in kustomization.yaml`);
+// 1. The layout kustomize accepts: base/ and the overlays beside it (an overlay
+//    inside its base's folder is a cycle to kustomize). Every YAML file in base/ is
+//    listed; every object of the arm64 variant, as kubectl rendered it, is valid.
+//    (kms/ holds node files that are never applied, checked in 4.)
+check(!fs.existsSync(path.join(dir, "kustomization.yaml")),
+      "deploy/kubernetes/kustomization.yaml: the overlays are beside the base, not inside it");
+const kustomization = kustomizationOf("base");
+allListed("base", kustomization);
+const overlays = Object.fromEntries(["arm64", "amd64"].map((v) => [v, kustomizationOf(v)]));
+for (const [variant, overlay] of Object.entries(overlays)) {
+  check(isDeepStrictEqual(overlay.resources, ["../base"]), `${variant} overlay: builds on ../base alone`);
 }
-const objects = [];
-for (const file of listed) {
-  for (const obj of readYaml(file)) objects.push({ file, obj });
-}
+const objects = renderedObjects("arm64");
 async function validate(file, obj) {
   const Model = await modelFor(obj.apiVersion, obj.kind);
   if (!Model) return check(false, `${file}: no schema for ${obj.apiVersion} ${obj.kind}`);
@@ -97,10 +78,18 @@ const missing = ["Namespace", "PersistentVolumeClaim", "Deployment", "Service",
 for (const kind of missing) check(false, `no ${kind} in the kustomization's resources`);
 if (missing.length) finish();  // the checks below need every object
 const deployment = find("Deployment");
-const amd64 = applyPatches(
-  yaml.load(fs.readFileSync(path.join(dir, "amd64", "kustomization.yaml"), "utf8")), deployment,
-  "amd64 overlay");
-await validate("amd64/kustomization.yaml", amd64);
+// amd64: the same objects but for the Deployment's node architecture.
+const amd64Objects = renderedObjects("amd64");
+for (const { file, obj } of amd64Objects) await validate(file, obj);
+const amd64 = amd64Objects.map((o) => o.obj).find((o) => o.kind === "Deployment");
+const asArm64 = structuredClone(amd64);
+if (asArm64?.spec?.template?.spec?.nodeSelector) {
+  asArm64.spec.template.spec.nodeSelector["kubernetes.io/arch"] = "arm64";
+}
+check(isDeepStrictEqual(asArm64, deployment), "amd64 overlay: only the node architecture differs");
+check(isDeepStrictEqual(amd64Objects.map((o) => o.obj).filter((o) => o.kind !== "Deployment"),
+                        objects.map((o) => o.obj).filter((o) => o.kind !== "Deployment")),
+      "amd64 overlay: every object but the Deployment as in arm64");
 
 // 2. The settings the deployment promises (docs/OPERATIONS.md, "Kubernetes").
 const pod = deployment.spec.template.spec;
@@ -193,23 +182,10 @@ for (const { obj } of objects) {
 
 // 3. The etcd overlay (deploy/kubernetes/etcd): the same replicas with no volume,
 //    on etcd over TLS, and a three-member etcd of its own.
-const etcdDir = path.join(dir, "etcd");
-const etcdKustomization = yaml.load(fs.readFileSync(path.join(etcdDir, "kustomization.yaml"), "utf8"));
-check(etcdKustomization.resources.includes(".."), "etcd overlay: builds on deploy/kubernetes");
-for (const file of fs.readdirSync(etcdDir).filter((f) => f.endsWith(".yaml"))) {
-  check(file === "kustomization.yaml" || etcdKustomization.resources.includes(file),
-        `etcd/${file} is not in etcd/kustomization.yaml`);
-}
-const etcdObjects = [];
-for (const { obj } of objects) {
-  const patched = applyPatches(etcdKustomization, obj, "etcd overlay");
-  if (patched) etcdObjects.push({ file: "etcd overlay", obj: patched });
-}
-for (const file of etcdKustomization.resources.filter((r) => r !== "..")) {
-  for (const obj of yaml.loadAll(fs.readFileSync(path.join(etcdDir, file), "utf8")).filter(Boolean)) {
-    etcdObjects.push({ file: `etcd/${file}`, obj });
-  }
-}
+const etcdKustomization = kustomizationOf("etcd");
+check(etcdKustomization.resources.includes("../arm64"), "etcd overlay: builds on ../arm64");
+allListed("etcd", etcdKustomization);
+const etcdObjects = renderedObjects("etcd");
 for (const { file, obj } of etcdObjects) await validate(file, obj);
 const inEtcd = (kind, name) => etcdObjects.map((o) => o.obj).find(
   (o) => o.kind === kind && (!name || o.metadata.name === name));
@@ -268,7 +244,7 @@ for (const file of fs.readdirSync(kmsDir).filter((f) => f.endsWith(".yaml"))) {
   check(kmsFiles.includes(file),
         `kms/${file}: not checked (validate_manifests.mjs knows ${kmsFiles.join(", ")})`);
 }
-check(![kustomization, etcdKustomization].some(
+check(![kustomization, ...Object.values(overlays), etcdKustomization].some(
         (k) => k.resources.some((r) => r.startsWith("kms"))),
       "kms/: static pods are files on the nodes, in no kustomization");
 const [kmsPods, encryptionConfigs] = kmsFiles.map(
@@ -387,6 +363,7 @@ for (const [i, entry] of (encryption.resources ?? []).entries()) {
 }
 
 finish();
-console.log(`${objects.length + 1} objects valid, ${etcdObjects.length} in the etcd ` +
-            "overlay (kubernetes-models, Kubernetes 1.34 schema), and kms/'s static Pod and " +
+console.log(`${objects.length} objects valid in the arm64 and amd64 overlays, ` +
+            `${etcdObjects.length} in the etcd overlay, as kubectl kustomize rendered them ` +
+            "(kubernetes-models, Kubernetes 1.34 schema), and kms/'s static Pod and " +
             "EncryptionConfiguration; every promised setting present");
