@@ -13,7 +13,6 @@ SEALBOX_NODE=<the node binary>). Without them this test fails and says so.
 """
 import json
 import os
-import pwd
 import re
 import shutil
 import socket
@@ -228,9 +227,9 @@ class NodePage(unittest.TestCase):
         os.makedirs(project)
         with open(os.path.join(project, "backup.tar"), "wb") as f:
             f.write(os.urandom(5 * MIB))
-        # npm offline, from a copy of the cache `npm ci` filled (tools/dev test).
-        cache = os.environ.get("SEALBOX_NPM_CACHE") or os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".npm")
-        shutil.copytree(os.path.join(cache, "_cacache"), os.path.join(root, "npm-cache", "_cacache"))
+        # npm as a user runs it: from the registry, into a cache of the test's own. (An
+        # offline install from the cache `npm ci` had filled passed only where an earlier
+        # `npm install` had left the registry's metadata there: never on a new machine.)
 
         server = Server().start()
         pki = Pki()
@@ -251,7 +250,7 @@ class NodePage(unittest.TestCase):
                      "admin", "key", "create", "acme", "default", token=mtls.admin_token)
             env = dict(os.environ, SEALBOX_SERVER=server.address, SEALBOX_TOKEN=token,
                        PATH=f"{os.path.dirname(node)}:{modules}/.bin:{os.environ.get('PATH', '/usr/bin:/bin')}",
-                       npm_config_cache=os.path.join(root, "npm-cache"), npm_config_offline="true",
+                       npm_config_cache=os.path.join(root, "npm-cache"),
                        npm_config_audit="false", npm_config_fund="false", npm_config_update_notifier="false")
             env.pop("NODE_PATH", None)
             self.run_page(project, env, mtls.address)
