@@ -21,11 +21,18 @@ TEST(ProcStatusKibTest, ReadsThisProcessAndZeroForWhatIsMissing) {
 }
 
 TEST(ProcessCpuSecondsTest, CountsThisProcessesWorkAndZeroForNoProcess) {
+  // Spin until the kernel has charged this process more CPU (it counts in clock
+  // ticks), not for a fixed time: on a busy machine 50 ms of wall time can be less
+  // than one tick of CPU. Bounded: 10 s of wall time.
   const double before = ProcessCpuSeconds(getpid());
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   volatile uint64_t spin = 0;
-  while (std::chrono::steady_clock::now() < until) spin = spin + 1;
-  EXPECT_GT(ProcessCpuSeconds(getpid()), before);
+  double after = before;
+  while (after <= before && std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 1000000; ++i) spin = spin + 1;
+    after = ProcessCpuSeconds(getpid());
+  }
+  EXPECT_GT(after, before);
   EXPECT_EQ(ProcessCpuSeconds(kNoSuchPid), 0);
 }
 
