@@ -609,7 +609,9 @@ TEST_F(OneStreamSlotTest, RefusesAStreamBeyondTheLimitAndFreesTheSlotAtTheEnd) {
 
 class StaleKeystoreTest : public StreamCallTest {
  protected:
-  void Configure(Settings& settings) override { settings.max_staleness = absl::Milliseconds(300); }
+  // Many polls (20 ms apart) long, so that a busy machine's pauses do not make the
+  // keystore stale before the test takes its file away.
+  void Configure(Settings& settings) override { settings.max_staleness = absl::Seconds(1); }
 };
 
 // A stream that began while the keystore was current ends at its next message once
@@ -643,9 +645,12 @@ TEST_F(StaleKeystoreTest, AStreamEndsAtItsNextMessageOnceTheKeystoreIsStale) {
   ASSERT_EQ(rename((data_dir_ + ".away").c_str(), data_dir_.c_str()), 0);
 }
 
+// A second: long enough that a busy machine's pauses do not pass for a stalled client.
+constexpr absl::Duration kIdleTimeout = absl::Seconds(1);
+
 class IdleStreamTest : public StreamCallTest {
  protected:
-  void Configure(Settings& settings) override { settings.idle_timeout = absl::Milliseconds(300); }
+  void Configure(Settings& settings) override { settings.idle_timeout = kIdleTimeout; }
 };
 
 // A stream with no progress for the idle timeout is cancelled; its outcome is
@@ -658,7 +663,7 @@ TEST_F(IdleStreamTest, AStreamWithNoProgressIsCancelled) {
   ASSERT_TRUE(call->stream->Read(&response));
   std::vector<v1::SealStreamResponse> rest;
   EXPECT_EQ(ReadToEnd(*call, &rest).error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_GE(absl::Now() - began, absl::Milliseconds(300));
+  EXPECT_GE(absl::Now() - began, kIdleTimeout);
 
   std::shared_ptr<Journal> journal = Ended(0);
   EXPECT_THAT(journal->events, ElementsAre("begin orders for acme"));
@@ -681,15 +686,15 @@ TEST_F(IdleStreamTest, AStreamThatKeepsSendingIsNotCancelled) {
     while (call->stream->Read(&response)) responses.push_back(response);
   });
   EXPECT_TRUE(WriteStart(*call));
-  for (int i = 0; i < 12; ++i) {  // 600 ms in all, twice the timeout
-    absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 24; ++i) {  // 2.4 s in all, more than twice the timeout
+    absl::SleepFor(kIdleTimeout / 10);
     EXPECT_TRUE(WriteChunk(*call, "tick;")) << i;
   }
   call->stream->WritesDone();
   reader.join();
   grpc::Status status = call->stream->Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(Ended(0)->consumed.size(), 12 * std::string("tick;").size());
+  EXPECT_EQ(Ended(0)->consumed.size(), 24 * std::string("tick;").size());
   EXPECT_THAT(metrics_.Render(), HasSubstr("sealbox_stream_idle_timeouts_total 0\n"));
 }
 

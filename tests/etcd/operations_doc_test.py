@@ -1,6 +1,6 @@
 """Runs docs/OPERATIONS.md's etcd walkthroughs as written (the first ```sh block under
-a heading), with their fixed ports swapped for free ones, the binaries on PATH and a
-fresh working directory:
+a heading), with their fixed ports (etcd's implicit peer port too) swapped for free
+ones, the binaries on PATH and a fresh working directory:
 
   - "### The keystore on etcd": it must end by printing the opened "hello", the
     tenant, key and token made through one replica used through the other at once;
@@ -32,9 +32,16 @@ def block(heading):
 def run_block(test, heading, ports, seconds=120):
     """Runs the block with `ports` swapped for free ones: (stdout, stderr)."""
     script = block(heading)
-    for port, free in zip(ports, free_ports(len(ports))):
+    frees = free_ports(len(ports) + 1)
+    for port, free in zip(ports, frees):
         test.assertIn(port, script)
         script = script.replace(port, str(free))
+    # And etcd's peer port, 2380 unless told: another etcd on this machine may hold it.
+    peer = f"http://127.0.0.1:{frees[-1]}"
+    test.assertEqual(script.count("etcd --data-dir "), 1, script)
+    script = script.replace("etcd --data-dir ", (
+        f"etcd --listen-peer-urls {peer} --initial-advertise-peer-urls {peer} "
+        f"--initial-cluster default={peer} --data-dir "))
     work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
     script = script.replace("/tmp/sealbox-etcd", os.path.join(work, "etcd"))
     script = script.replace("/tmp/etcd.log", os.path.join(work, "etcd.log"))
@@ -86,15 +93,19 @@ class Walkthroughs(unittest.TestCase):
                           r"\((\d+(?:\.\d+)?)s ago\), longer ago than --max-staleness=5s",
                           errors)
         self.assertIsNotNone(stale, errors)
-        self.assertLess(float(stale.group(1)), 6.0)
+        # Counted from B's last proof, just before the cut: the `sleep 5` and the four
+        # CLI calls around it (up to a second or so each on a busy machine).
+        self.assertLess(float(stale.group(1)), 8.0)
         self.assertIn("the server is NOT_SERVING", errors)
         # `health --alive` printed NOT_SERVING too, and exited 0 (the block runs -e).
         self.assertGreaterEqual(printed.count("NOT_SERVING\n"), 2, printed)
         healed = re.search(r"revoked on B (\d+) ms after the relay came back", printed)
         self.assertIsNotNone(healed, printed)
-        # The loop starts a CLI per try: seconds would mean the old backoff.
-        self.assertLess(int(healed.group(1)), 1000, printed)
-        self.assertTrue(printed.endswith("SERVING\n"), printed)
+        # socat's start and a CLI per try, slow on a busy machine; more would mean B
+        # waits out gRPC's reconnect backoff (seconds, after a cut this long).
+        self.assertLess(int(healed.group(1)), 3000, printed)
+        # Health SERVING again (after any NOT_SERVING it said before it looked again).
+        self.assertEqual(printed.splitlines()[-1], "SERVING", printed)
         print(f"healed: {healed.group(0)}; stale: {stale.group(0)[-60:]}")
 
 

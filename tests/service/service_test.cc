@@ -605,12 +605,13 @@ TEST_F(ServiceTest, AdminPlaneRefusesTenantTokens) {
               HasSubstr("sealbox_auth_failures_total{plane=\"admin\",reason=\"wrong_plane\"} 4"));
 }
 
-// Idle epochs swept every 200 ms, so a test sees a drop quickly.
+// Idle epochs swept every second, so a test sees a drop within seconds, and a Seal
+// every 20 ms keeps its epoch even when a busy machine holds it up for most of a sweep.
+constexpr absl::Duration kIdleEpochSweep = absl::Seconds(1);
+
 class IdleEpochServiceTest : public ServiceTest {
  protected:
-  void Configure(ServerConfig& config) override {
-    config.idle_epoch_sweep = absl::Milliseconds(200);
-  }
+  void Configure(ServerConfig& config) override { config.idle_epoch_sweep = kIdleEpochSweep; }
 };
 
 TEST_F(IdleEpochServiceTest, AnIdleKeysEpochIsDroppedAndItsCiphertextsStillOpen) {
@@ -618,15 +619,22 @@ TEST_F(IdleEpochServiceTest, AnIdleKeysEpochIsDroppedAndItsCiphertextsStillOpen)
   auto epoch_of = [](const std::string& ciphertext) { return ciphertext.substr(5, 16); };
   v1::SealResponse first, busy, later;
   ASSERT_TRUE(Seal("alpha", "default", "one", "", &first).ok());
-  // Sealing more often than the sweep keeps the epoch.
-  for (int i = 0; i < 25; ++i) {
+  // Sealing more often than the sweep keeps the epoch, for more than two sweeps.
+  const absl::Time busy_until = absl::Now() + kIdleEpochSweep * 5 / 2;
+  while (absl::Now() < busy_until) {
     absl::SleepFor(absl::Milliseconds(20));
     ASSERT_TRUE(Seal("alpha", "default", "busy", "", &busy).ok());
   }
   EXPECT_EQ(epoch_of(busy.ciphertext()), epoch_of(first.ciphertext()));
-  // Idle for more than two sweeps: dropped; the next Seal derives a new epoch.
-  absl::SleepFor(absl::Milliseconds(700));
-  ASSERT_TRUE(Seal("alpha", "default", "two", "", &later).ok());
+  // Idle for more than two sweeps: dropped; the next Seal derives a new epoch. A Seal
+  // is a use, so each look comes after a wait of its own; a sweeper held up on a busy
+  // machine gets a few more.
+  later = busy;
+  for (int look = 0; look < 5 && epoch_of(later.ciphertext()) == epoch_of(first.ciphertext());
+       ++look) {
+    absl::SleepFor(kIdleEpochSweep * 5 / 2);
+    ASSERT_TRUE(Seal("alpha", "default", "two", "", &later).ok());
+  }
   EXPECT_NE(epoch_of(later.ciphertext()), epoch_of(first.ciphertext()));
   v1::OpenResponse opened;
   ASSERT_TRUE(Open("alpha", "default", first.ciphertext(), "", &opened).ok());
@@ -635,13 +643,14 @@ TEST_F(IdleEpochServiceTest, AnIdleKeysEpochIsDroppedAndItsCiphertextsStillOpen)
   EXPECT_EQ(opened.plaintext(), "two");
 }
 
-// Small limits, so the tests reach them quickly.
+// Small limits, so the tests reach them quickly (the idle timeout long enough that a
+// busy machine's pauses do not end a stream the test holds open).
 class LimitedServiceTest : public ServiceTest {
  protected:
   void Configure(ServerConfig& config) override {
     config.auth_limits.max_failures = 3;
     config.limits.max_decryption_failures_per_key = 3;
-    config.limits.stream_idle_timeout = absl::Milliseconds(600);
+    config.limits.stream_idle_timeout = absl::Milliseconds(1500);
     config.limits.max_concurrent_streams = 2;
   }
 };

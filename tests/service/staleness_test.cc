@@ -37,6 +37,18 @@ class StalenessTest : public ServiceTest {
     return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
   }
 
+  // Health is looked at every 100 ms (or when the bound passes), so it follows a call's
+  // answer a moment later: wait, boundedly, for `want`. Returns the last answer.
+  std::string HealthBecomes(const std::string& service, const std::string& want) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    std::string health = Health(service);
+    while (health != want && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(10));
+      health = Health(service);
+    }
+    return health;
+  }
+
   grpc::Status SealOnce() {
     v1::SealResponse sealed;
     return Seal("alpha", "default", "x", "", &sealed);
@@ -67,9 +79,10 @@ TEST_F(StalenessTest, RefusesPastTheBoundAndServesAgainByItself) {
   }
   const absl::Duration served_for = absl::Now() - away;
   // The last proof began before the file went, about a poll (and its read) before
-  // it: refused by the bound after, not long before.
+  // it: refused by the bound after, not long before; nor long after, but for this
+  // loop's own pace on a busy machine (a second of slack).
   EXPECT_GE(served_for, absl::Milliseconds(1200));
-  EXPECT_LE(served_for, absl::Milliseconds(2100));
+  EXPECT_LE(served_for, absl::Milliseconds(3000));
   grpc::Status refused = SealOnce();
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(refused.error_message(), HasSubstr("this replica's keystore is stale"));
@@ -92,22 +105,22 @@ TEST_F(StalenessTest, RefusesPastTheBoundAndServesAgainByItself) {
   grpc::Status admin = AdminCall(&v1::Admin::Stub::ListTenants, list, &tenants);
   EXPECT_EQ(admin.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(admin.error_message(), HasSubstr("stale"));
-  EXPECT_EQ(Health("sealbox.v1.Crypto"), "NOT_SERVING");
-  EXPECT_EQ(Health(""), "NOT_SERVING");
+  EXPECT_EQ(HealthBecomes("sealbox.v1.Crypto", "NOT_SERVING"), "NOT_SERVING");
+  EXPECT_EQ(HealthBecomes("", "NOT_SERVING"), "NOT_SERVING");
   const std::string metrics = server_->RenderMetrics();
   EXPECT_THAT(metrics, HasSubstr("sealbox_keystore_max_staleness_seconds 2\n"));
   EXPECT_THAT(metrics, Not(HasSubstr("sealbox_keystore_stale_refusals_total 0\n")));
 
-  // The file back: serving again within a poll, no restart.
+  // The file back: serving again within a poll (200 ms; the rest is slack for a busy
+  // machine), no restart.
   ASSERT_EQ(rename((data_dir_ + ".away").c_str(), data_dir_.c_str()), 0);
   const absl::Time back = absl::Now();
   while (!SealOnce().ok() && absl::Now() < back + absl::Seconds(10)) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_TRUE(SealOnce().ok());
-  EXPECT_LT(absl::Now() - back, absl::Seconds(1));
-  absl::SleepFor(absl::Milliseconds(200));  // health is looked at every 100 ms
-  EXPECT_EQ(Health("sealbox.v1.Crypto"), "SERVING");
+  EXPECT_LT(absl::Now() - back, absl::Seconds(2));
+  EXPECT_EQ(HealthBecomes("sealbox.v1.Crypto", "SERVING"), "SERVING");
   EXPECT_TRUE(AdminCall(&v1::Admin::Stub::ListTenants, list, &tenants).ok());
 }
 
