@@ -12,9 +12,12 @@
 # (loopback and the package registries, nothing else): the tests' network namespaces
 # and servers are made inside it, and everything it started ends with it.
 #
-# kubectl is not a Debian package: the machines sealbox is developed and tested on
-# carry one (1.32, with kustomize), so the root gets a copy of the host's, as a new
-# machine of ours has it. Everything else comes from tools/dev's own installs.
+# What a new machine of ours has before anyone runs sealbox, and Debian does not
+# ship, the root gets from the host: kubectl (1.32, with kustomize), Node.js 20 with
+# npm (Debian 12's is 18: kubernetes-models, which the manifests test uses, wants 20 or
+# later), and the machine's CA certificates with the variables that point programs at
+# them (its egress to the registries is through a proxy with a CA of its own).
+# Everything else comes from tools/dev's own installs; nothing sealbox made is copied.
 #
 # Needs root, mmdebstrap and about 10 GiB of disk (in .cache/fresh, removed after;
 # SEALBOX_FRESH_KEEP=1 keeps it). 25-40 minutes on 2 cores: the installs, an optimized
@@ -58,6 +61,22 @@ mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$CHROOT
   "deb http://deb.debian.org/debian bookworm-updates main" \
   "deb http://deb.debian.org/debian-security bookworm-security main" >&2
 install -m 0755 "$kubectl" "$CHROOT/usr/local/bin/kubectl"
+cp -a /usr/local/share/ca-certificates/. "$CHROOT/usr/local/share/ca-certificates/"
+chroot "$CHROOT" update-ca-certificates >/dev/null 2>&1
+if [[ -x /usr/bin/node && -d /usr/lib/node_modules/npm ]]; then
+  install -m 0755 /usr/bin/node "$CHROOT/usr/bin/node"
+  mkdir -p "$CHROOT/usr/lib/node_modules" "$CHROOT/usr/etc"
+  cp -a /usr/lib/node_modules/npm "$CHROOT/usr/lib/node_modules/"
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$CHROOT/usr/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$CHROOT/usr/bin/npx"
+  [[ ! -e /usr/etc/npmrc ]] || cp /usr/etc/npmrc "$CHROOT/usr/etc/npmrc"
+fi
+# The machine's variables naming its CA bundle (CI runs with them too).
+ca_env=()
+for name in NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_CA_BUNDLE \
+  PIP_CERT GIT_SSL_CAINFO; do
+  [[ -z "${!name:-}" ]] || ca_env+=("$name=${!name}")
+done
 git clone --quiet --no-local "$ROOT" "$CHROOT/work/sealbox"
 git -C "$CHROOT/work/sealbox" checkout --quiet --detach "$COMMIT"
 root_made=$((SECONDS - started))
@@ -107,6 +126,7 @@ log "running the README's quick start in it (commit ${COMMIT:0:12}; logs in $LOG
 rc=0
 unshare --mount --pid --fork --propagation private bash -euo pipefail -c '
   root="$1" logs="$2"
+  shift 2
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
@@ -114,8 +134,8 @@ unshare --mount --pid --fork --propagation private bash -euo pipefail -c '
   mount --bind "$logs" "$root/logs"
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    /quick-start.sh' fresh "$CHROOT" "$LOG" >"$LOG/summary" 2>&1 || rc=$?
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
+    /quick-start.sh' fresh "$CHROOT" "$LOG" "${ca_env[@]}" >"$LOG/summary" 2>&1 || rc=$?
 cat "$LOG/summary" >&2
 
 value() { sed -n "s/^$1=//p" "$LOG/summary" | head -1; }
