@@ -20,13 +20,13 @@
 # Everything else comes from tools/dev's own installs; nothing sealbox made is copied.
 #
 # Needs root, mmdebstrap and about 10 GiB of disk (in .cache/fresh, removed after;
-# SEALBOX_FRESH_KEEP=1 keeps it). 25-40 minutes on 2 cores: the installs, an optimized
+# SEALBOX_FRESH_KEEP=1 keeps it; SEALBOX_FRESH_DIR=DIR puts it elsewhere). 25-40 minutes on 2 cores: the installs, an optimized
 # build for serve, and the fast stage's own build and tests.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 COMMIT="$(git -C "$ROOT" rev-parse --verify "${1:-HEAD}^{commit}")"
-WORK="$ROOT/.cache/fresh"
+WORK="${SEALBOX_FRESH_DIR:-$ROOT/.cache/fresh}"  # one folder per run at a time
 CHROOT="$WORK/root"
 LOG="$WORK/logs"
 
