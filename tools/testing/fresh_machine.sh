@@ -20,8 +20,9 @@
 # Everything else comes from tools/dev's own installs; nothing sealbox made is copied.
 #
 # Needs root, mmdebstrap and about 10 GiB of disk (in .cache/fresh, removed after;
-# SEALBOX_FRESH_KEEP=1 keeps it; SEALBOX_FRESH_DIR=DIR puts it elsewhere). 25-40 minutes on 2 cores: the installs, an optimized
-# build for serve, and the fast stage's own build and tests.
+# SEALBOX_FRESH_KEEP=1 keeps it; SEALBOX_FRESH_DIR=DIR puts it elsewhere). 25-40
+# minutes on 2 cores: the installs, an optimized build for serve, and the fast stage's
+# own build and tests.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
