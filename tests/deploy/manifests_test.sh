@@ -15,14 +15,20 @@ if [[ -z "$kubectl" ]]; then
   exit 1
 fi
 echo "$("$kubectl" version --client 2>/dev/null | tr '\n' ' ')"
-rendered="${TEST_TMPDIR:-$(mktemp -d)}/rendered"
+work="${TEST_TMPDIR:-$(mktemp -d)}"
+rendered="$work/rendered"
 mkdir -p "$rendered"
 failed=0
+# kustomize takes no symlinked kustomization.yaml ("unable to find one of
+# 'kustomization.yaml'..."), and Bazel's runfiles are symlinks: render a copy, as a
+# checkout has the files.
+cp -rL deploy "$work/"
 
 # Each variant: every folder with a kustomization.yaml, base included.
 for kustomization in deploy/kubernetes/*/kustomization.yaml; do
   variant="$(basename "$(dirname "$kustomization")")"
-  if "$kubectl" kustomize "deploy/kubernetes/$variant" >"$rendered/$variant.yaml" 2>"$rendered/$variant.err"; then
+  if "$kubectl" kustomize "$work/deploy/kubernetes/$variant" >"$rendered/$variant.yaml" \
+    2>"$rendered/$variant.err"; then
     echo "kubectl kustomize deploy/kubernetes/$variant: $(grep -c '^kind:' "$rendered/$variant.yaml") objects"
   else
     echo "FAIL kubectl kustomize deploy/kubernetes/$variant: $(cat "$rendered/$variant.err")"
@@ -40,13 +46,13 @@ while read -r option target; do
   documented=$((documented + 1))
   target="${target%/}"
   if [[ "$option" == -k ]]; then
-    if "$kubectl" kustomize "$target" >/dev/null 2>"$rendered/documented.err"; then
+    if "$kubectl" kustomize "$work/$target" >/dev/null 2>"$rendered/documented.err"; then
       echo "documented: kubectl apply -k $target renders"
     else
       echo "FAIL documented kubectl apply -k $target: $(cat "$rendered/documented.err")"
       failed=1
     fi
-  elif [[ -f "$target" ]]; then
+  elif [[ -f "$work/$target" ]]; then
     echo "documented: kubectl apply -f $target exists"
   else
     echo "FAIL documented kubectl apply -f $target: no such file"

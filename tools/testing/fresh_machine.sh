@@ -128,6 +128,9 @@ rc=0
 unshare --mount --pid --fork --propagation private bash -euo pipefail -c '
   root="$1" logs="$2"
   shift 2
+  # The root a mount point of its own, as / is on a machine: `ip netns` makes / a
+  # slave mount, which fails on a plain folder.
+  mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
