@@ -285,21 +285,7 @@ public final class JavaClientChecks {
     }
   }
 
-  // TOKEN "-": the token is read from standard input after "ready" is printed, once the
-  // JVM has started and loaded gRPC (a refused call), so that its life is not spent on
-  // the start-up, which takes seconds on a busy machine.
   static void renew(String address, String token, int seconds) throws Exception {
-    if (token.equals("-")) {
-      try (SealboxClient warmup = SealboxClient.builder(address).token("not-a-token").build()) {
-        warmup.seal("default", bytes("warm-up"), NONE);
-        throw new AssertionError("a call without a valid token was served");
-      } catch (UnauthenticatedException expected) {
-        // gRPC's classes are loaded and a connection was made.
-      }
-      System.out.println("ready");
-      System.out.flush();
-      token = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
-    }
     List<RenewedToken> renewed = Collections.synchronizedList(new ArrayList<>());
     try (SealboxClient client = SealboxClient.builder(address).token(token)
         .renewToken(null, renewed::add).build()) {
