@@ -6,7 +6,7 @@ imported and included relative to it ("sealbox/v1/data.proto" ->
 #include "sealbox/v1/data.grpc.pb.h").
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_library")
+load("//tools/build:unity.bzl", "unity_cc_library")
 
 def cc_grpc_library(name, src, deps = [], grpc = True, **kwargs):
     """Generates and compiles the messages (and services) of one .proto file.
@@ -42,7 +42,8 @@ def cc_grpc_library(name, src, deps = [], grpc = True, **kwargs):
         name = name + "_proto_srcs",
         srcs = [src] + [d + "_proto_srcs" for d in deps],
     )
-    cc_library(
+    # The .pb.cc and .grpc.pb.cc compiled as one: they parse the same headers.
+    unity_cc_library(
         name = name,
         srcs = [o for o in outs if o.endswith(".cc")],
         hdrs = [o for o in outs if o.endswith(".h")],

@@ -21,9 +21,9 @@ using test::Sequence;
 
 constexpr size_t S = kMinSegmentBytes;
 constexpr size_t kSealedSegment = S + 16;
-const KeyContext kContext = {"demo", "default", 3};
-const Bytes kMaterial = Sequence(32);
-const Bytes kAad = FromString("record-42");
+const KeyContext kStreamContext = {"demo", "default", 3};
+const Bytes kStreamMaterial = Sequence(32);
+const Bytes kStreamAad = FromString("record-42");
 
 // Splits `data` into chunks of random sizes from 1 to `max_chunk`.
 std::vector<absl::Span<const uint8_t>> Chunks(absl::Span<const uint8_t> data, std::mt19937_64& rng,
@@ -38,8 +38,8 @@ std::vector<absl::Span<const uint8_t>> Chunks(absl::Span<const uint8_t> data, st
 }
 
 Bytes Seal(absl::Span<const uint8_t> plaintext, std::mt19937_64& rng,
-           const Bytes& material = kMaterial, const Bytes& aad = kAad) {
-  auto sealer = StreamSealer::Create(material, kContext, aad, S);
+           const Bytes& material = kStreamMaterial, const Bytes& aad = kStreamAad) {
+  auto sealer = StreamSealer::Create(material, kStreamContext, aad, S);
   EXPECT_TRUE(sealer.ok()) << sealer.status();
   Bytes out;
   for (auto chunk : Chunks(plaintext, rng, 3 * S)) {
@@ -56,9 +56,9 @@ struct Opened {
 
 // Opens `ciphertext` fed in random chunks, stopping at the first error.
 Opened Open(absl::Span<const uint8_t> ciphertext, std::mt19937_64& rng,
-            const std::string& tenant = kContext.tenant,
-            const std::string& key_name = kContext.key_name, const Bytes& aad = kAad,
-            const Bytes& material = kMaterial) {
+            const std::string& tenant = kStreamContext.tenant,
+            const std::string& key_name = kStreamContext.key_name, const Bytes& aad = kStreamAad,
+            const Bytes& material = kStreamMaterial) {
   // Every version has the same material here, so a changed version in the header
   // is caught by authentication, not by the lookup.
   auto opener = StreamOpener::Create(tenant, key_name, aad, [&](uint32_t) {
@@ -219,18 +219,18 @@ TEST(StreamTest, WrongContextFails) {
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo", "default", {}).status));
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo2", "default").status));
   EXPECT_TRUE(IsDecryptionFailure(Open(sealed, rng, "demo", "default2").status));
-  EXPECT_TRUE(
-      IsDecryptionFailure(Open(sealed, rng, "demo", "default", kAad, Sequence(32, 1)).status));
+  EXPECT_TRUE(IsDecryptionFailure(
+      Open(sealed, rng, "demo", "default", kStreamAad, Sequence(32, 1)).status));
 }
 
 TEST(StreamTest, SealerRejectsBadSegmentSizes) {
   for (uint32_t size : {1u, 2048u, 4095u, 4097u, 6144u, 8u << 20, 0xffffffffu}) {
-    EXPECT_EQ(StreamSealer::Create(kMaterial, kContext, {}, size).status().code(),
+    EXPECT_EQ(StreamSealer::Create(kStreamMaterial, kStreamContext, {}, size).status().code(),
               absl::StatusCode::kInvalidArgument)
         << size;
   }
   for (uint32_t size : {0u, 4096u, 65536u, 4u << 20}) {
-    EXPECT_TRUE(StreamSealer::Create(kMaterial, kContext, {}, size).ok()) << size;
+    EXPECT_TRUE(StreamSealer::Create(kStreamMaterial, kStreamContext, {}, size).ok()) << size;
   }
 }
 
@@ -250,7 +250,7 @@ TEST(StreamTest, OpenerRejectsBadSegmentSizes) {
 TEST(StreamTest, LookupErrorsPassThrough) {
   std::mt19937_64 rng(11);
   const Bytes sealed = Seal(Sequence(100), rng);
-  auto opener = StreamOpener::Create("demo", "default", kAad, [](uint32_t) {
+  auto opener = StreamOpener::Create("demo", "default", kStreamAad, [](uint32_t) {
     return absl::StatusOr<SecretBytes>(absl::FailedPreconditionError("disabled"));
   });
   Bytes out;
@@ -262,8 +262,8 @@ TEST(StreamTest, LookupErrorsPassThrough) {
 TEST(StreamTest, NothingAfterFinish) {
   std::mt19937_64 rng(12);
   const Bytes sealed = Seal(Sequence(100), rng);
-  auto opener = StreamOpener::Create("demo", "default", kAad, [](uint32_t) {
-    return absl::StatusOr<SecretBytes>(SecretBytes(kMaterial));
+  auto opener = StreamOpener::Create("demo", "default", kStreamAad, [](uint32_t) {
+    return absl::StatusOr<SecretBytes>(SecretBytes(kStreamMaterial));
   });
   Bytes out;
   EXPECT_EQ(opener->key_version(), 0u);
@@ -273,7 +273,7 @@ TEST(StreamTest, NothingAfterFinish) {
   EXPECT_TRUE(IsDecryptionFailure(opener->Update(Bytes(1), out)));
   EXPECT_TRUE(IsDecryptionFailure(opener->Finish(out)));
 
-  auto sealer = StreamSealer::Create(kMaterial, kContext, kAad, S);
+  auto sealer = StreamSealer::Create(kStreamMaterial, kStreamContext, kStreamAad, S);
   ASSERT_TRUE((*sealer)->Finish(out).ok());
   EXPECT_EQ((*sealer)->Update(Bytes(1), out).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ((*sealer)->Finish(out).code(), absl::StatusCode::kFailedPrecondition);
@@ -285,7 +285,8 @@ template <typename Output>
 Bytes SealInto(absl::Span<const uint8_t> plaintext, size_t chunk_bytes) {
   const StreamSalt salt{1, 2, 3};
   const StreamNoncePrefix prefix{4, 5, 6};
-  auto sealer = StreamSealer::CreateForTesting(kMaterial, kContext, kAad, S, salt, prefix);
+  auto sealer =
+      StreamSealer::CreateForTesting(kStreamMaterial, kStreamContext, kStreamAad, S, salt, prefix);
   EXPECT_TRUE(sealer.ok()) << sealer.status();
   Output out;
   for (size_t at = 0; at < plaintext.size(); at += chunk_bytes) {
@@ -297,9 +298,9 @@ Bytes SealInto(absl::Span<const uint8_t> plaintext, size_t chunk_bytes) {
 
 template <typename Output>
 Bytes OpenInto(absl::Span<const uint8_t> sealed, size_t chunk_bytes) {
-  auto opener = StreamOpener::Create(kContext.tenant, kContext.key_name, kAad, [](uint32_t) {
-    return absl::StatusOr<SecretBytes>(SecretBytes(kMaterial));
-  });
+  auto opener = StreamOpener::Create(
+      kStreamContext.tenant, kStreamContext.key_name, kStreamAad,
+      [](uint32_t) { return absl::StatusOr<SecretBytes>(SecretBytes(kStreamMaterial)); });
   Output out;
   for (size_t at = 0; at < sealed.size(); at += chunk_bytes) {
     EXPECT_TRUE(opener->Update(sealed.subspan(at, chunk_bytes), out).ok());
@@ -325,10 +326,11 @@ TEST(StreamTest, Aes128Material) {
   std::mt19937_64 rng(13);
   const Bytes material = Sequence(16);
   const Bytes plaintext = RandomBytes(rng, 2 * S + 3);
-  Opened opened = Open(Seal(plaintext, rng, material), rng, "demo", "default", kAad, material);
+  Opened opened =
+      Open(Seal(plaintext, rng, material), rng, "demo", "default", kStreamAad, material);
   ASSERT_TRUE(opened.status.ok()) << opened.status;
   EXPECT_EQ(opened.plaintext, plaintext);
-  EXPECT_FALSE(StreamSealer::Create(Sequence(24), kContext, {}, S).ok());
+  EXPECT_FALSE(StreamSealer::Create(Sequence(24), kStreamContext, {}, S).ok());
 }
 
 }  // namespace

@@ -19,12 +19,12 @@ using test::Bytes;
 using test::FromString;
 using test::Sequence;
 
-const KeyContext kContext = {"demo", "default", 1};
+const KeyContext kUnaryContext = {"demo", "default", 1};
 const EpochId kEpoch = {0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7,
                         0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf};
 
 std::unique_ptr<EpochSubkey> Subkey(absl::Span<const uint8_t> material,
-                                    const KeyContext& context = kContext,
+                                    const KeyContext& context = kUnaryContext,
                                     const EpochId& epoch = kEpoch) {
   absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey =
       EpochSubkey::Derive(material, context, epoch);
@@ -104,9 +104,9 @@ TEST(UnaryTest, OutputBytesGetTheWholeHeaderWritten) {
     const Bytes plaintext = Sequence(size, 5);
     const Bytes aad = FromString("record-9");
     absl::StatusOr<std::unique_ptr<EpochSubkey>> for_vector =
-        EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, 7);
+        EpochSubkey::DeriveForTesting(Sequence(32), kUnaryContext, kEpoch, 7);
     absl::StatusOr<std::unique_ptr<EpochSubkey>> for_output_bytes =
-        EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, 7);
+        EpochSubkey::DeriveForTesting(Sequence(32), kUnaryContext, kEpoch, 7);
     ASSERT_TRUE(for_vector.ok() && for_output_bytes.ok());
     absl::StatusOr<Bytes> expected = (*for_vector)->Seal(plaintext, aad);
     ASSERT_TRUE(expected.ok()) << expected.status();
@@ -171,7 +171,7 @@ TEST(UnaryTest, WrongContextFails) {
       // The names are length-prefixed, so moving a byte between them changes the key.
       Subkey(material, {"demod", "efault", 1}),
       Subkey(material, {"demo", "default", 2}),
-      Subkey(material, kContext, other_epoch),
+      Subkey(material, kUnaryContext, other_epoch),
       Subkey(Sequence(32, 1)),
   };
   for (const auto& other : others) {
@@ -205,14 +205,15 @@ TEST(UnaryTest, ConcurrentSealsNeverShareANonce) {
 }
 
 TEST(UnaryTest, EpochLimits) {
-  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey =
-      EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, kNearlyExhaustedMessages - 1);
+  absl::StatusOr<std::unique_ptr<EpochSubkey>> subkey = EpochSubkey::DeriveForTesting(
+      Sequence(32), kUnaryContext, kEpoch, kNearlyExhaustedMessages - 1);
   ASSERT_TRUE(subkey.ok());
   EXPECT_FALSE((*subkey)->NearlyExhausted());
   ASSERT_TRUE((*subkey)->Seal({}, {}).ok());
   EXPECT_TRUE((*subkey)->NearlyExhausted());
 
-  subkey = EpochSubkey::DeriveForTesting(Sequence(32), kContext, kEpoch, kMaxMessagesPerEpoch - 1);
+  subkey =
+      EpochSubkey::DeriveForTesting(Sequence(32), kUnaryContext, kEpoch, kMaxMessagesPerEpoch - 1);
   ASSERT_TRUE(subkey.ok());
   absl::StatusOr<Bytes> last = (*subkey)->Seal({}, {});
   ASSERT_TRUE(last.ok());
@@ -224,16 +225,16 @@ TEST(UnaryTest, EpochLimits) {
 }
 
 TEST(UnaryTest, NewEpochsDiffer) {
-  auto a = EpochSubkey::DeriveNewEpoch(Sequence(32), kContext);
-  auto b = EpochSubkey::DeriveNewEpoch(Sequence(32), kContext);
+  auto a = EpochSubkey::DeriveNewEpoch(Sequence(32), kUnaryContext);
+  auto b = EpochSubkey::DeriveNewEpoch(Sequence(32), kUnaryContext);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE((*a)->epoch_id(), (*b)->epoch_id());
   EXPECT_EQ((*a)->version(), 1u);
 }
 
 TEST(UnaryTest, RejectsBadKeysAndNames) {
-  EXPECT_FALSE(EpochSubkey::Derive(Sequence(24), kContext, kEpoch).ok());
-  EXPECT_FALSE(EpochSubkey::Derive(Sequence(0), kContext, kEpoch).ok());
+  EXPECT_FALSE(EpochSubkey::Derive(Sequence(24), kUnaryContext, kEpoch).ok());
+  EXPECT_FALSE(EpochSubkey::Derive(Sequence(0), kUnaryContext, kEpoch).ok());
   const KeyContext long_name = {std::string(256, 't'), "default", 1};
   EXPECT_EQ(EpochSubkey::Derive(Sequence(32), long_name, kEpoch).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -28,9 +28,9 @@ using test::Sequence;
 constexpr char kFormatDoc[] = "docs/FORMAT.md";
 
 // Inputs shared by both examples.
-const Bytes kMaterial = Sequence(32, 0x00);
-const KeyContext kContext = {"demo", "default", 1};
-const Bytes kAad = FromString("record-42");
+const Bytes kExampleMaterial = Sequence(32, 0x00);
+const KeyContext kExampleContext = {"demo", "default", 1};
+const Bytes kExampleAad = FromString("record-42");
 
 // The document with all whitespace removed, so hex split over lines or into groups
 // still matches.
@@ -64,19 +64,19 @@ TEST(WorkedExamplesTest, Unary) {
   for (size_t i = 0; i < epoch.size(); ++i) epoch[i] = static_cast<uint8_t>(0xa0 + i);
   const Bytes plaintext = FromString("hello, sealbox");
 
-  absl::StatusOr<Bytes> info = UnaryInfo(kContext.tenant, kContext.key_name);
+  absl::StatusOr<Bytes> info = UnaryInfo(kExampleContext.tenant, kExampleContext.key_name);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(Hex(*info), kUnaryInfo);
-  absl::StatusOr<SecretBytes> subkey = DeriveSubkey(kMaterial, epoch, *info);
+  absl::StatusOr<SecretBytes> subkey = DeriveSubkey(kExampleMaterial, epoch, *info);
   ASSERT_TRUE(subkey.ok());
   EXPECT_EQ(Hex(subkey->span()), kUnarySubkey);
 
-  auto epoch_subkey = EpochSubkey::DeriveForTesting(kMaterial, kContext, epoch, 1);
+  auto epoch_subkey = EpochSubkey::DeriveForTesting(kExampleMaterial, kExampleContext, epoch, 1);
   ASSERT_TRUE(epoch_subkey.ok());
-  absl::StatusOr<Bytes> sealed = (*epoch_subkey)->Seal(plaintext, kAad);
+  absl::StatusOr<Bytes> sealed = (*epoch_subkey)->Seal(plaintext, kExampleAad);
   ASSERT_TRUE(sealed.ok());
   EXPECT_EQ(Hex(*sealed), kUnaryCiphertext);
-  absl::StatusOr<Bytes> opened = (*epoch_subkey)->Open(FromHex(kUnaryCiphertext), kAad);
+  absl::StatusOr<Bytes> opened = (*epoch_subkey)->Open(FromHex(kUnaryCiphertext), kExampleAad);
   ASSERT_TRUE(opened.ok());
   EXPECT_EQ(*opened, plaintext);
 
@@ -128,7 +128,8 @@ TEST(WorkedExamplesTest, Stream) {
   for (size_t i = 0; i < plaintext.size(); ++i) plaintext[i] = i % 251;
   EXPECT_EQ(Sha256Hex(plaintext), kPlaintextSha256);
 
-  auto sealer = StreamSealer::CreateForTesting(kMaterial, kContext, kAad, 4096, salt, prefix);
+  auto sealer = StreamSealer::CreateForTesting(kExampleMaterial, kExampleContext, kExampleAad, 4096,
+                                               salt, prefix);
   ASSERT_TRUE(sealer.ok());
   Bytes sealed;
   ASSERT_TRUE((*sealer)->Update(plaintext, sealed).ok());
@@ -141,10 +142,11 @@ TEST(WorkedExamplesTest, Stream) {
   EXPECT_EQ(Hex(all.last(32)), kStreamLast32);
   EXPECT_EQ(Sha256Hex(sealed), kStreamSha256);
 
-  absl::StatusOr<Bytes> info = StreamInfo(kContext.tenant, kContext.key_name, kAad);
+  absl::StatusOr<Bytes> info =
+      StreamInfo(kExampleContext.tenant, kExampleContext.key_name, kExampleAad);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(Hex(*info), kStreamInfo);
-  absl::StatusOr<SecretBytes> stream_key = DeriveSubkey(kMaterial, salt, *info);
+  absl::StatusOr<SecretBytes> stream_key = DeriveSubkey(kExampleMaterial, salt, *info);
   ASSERT_TRUE(stream_key.ok());
   EXPECT_EQ(Hex(stream_key->span()), kStreamKey);
 
@@ -202,9 +204,9 @@ TEST(WorkedExamplesTest, Envelope) {
   for (size_t i = 0; i < epoch.size(); ++i) epoch[i] = static_cast<uint8_t>(0xa0 + i);
   Bytes data_key(32);
   for (size_t i = 0; i < data_key.size(); ++i) data_key[i] = static_cast<uint8_t>(0x80 + i);
-  auto epoch_subkey = EpochSubkey::DeriveForTesting(kMaterial, kContext, epoch, 2);
+  auto epoch_subkey = EpochSubkey::DeriveForTesting(kExampleMaterial, kExampleContext, epoch, 2);
   ASSERT_TRUE(epoch_subkey.ok());
-  absl::StatusOr<Bytes> sealed_key = (*epoch_subkey)->Seal(data_key, kAad);
+  absl::StatusOr<Bytes> sealed_key = (*epoch_subkey)->Seal(data_key, kExampleAad);
   ASSERT_TRUE(sealed_key.ok());
   EXPECT_EQ(Hex(*sealed_key), kSealedDataKey);
 

@@ -21,6 +21,7 @@
 #include "crypto/kernel/kernel.h"
 #include "crypto/testing/abi_check.h"
 #include "crypto/testing/implementations.h"
+#include "crypto/testing/test_bytes.h"
 #include "gtest/gtest.h"
 
 // sealbox_abi_test_clobber(which) breaks the calling convention on purpose: it
@@ -103,6 +104,7 @@ namespace {
 using kernel::Kernel;
 using kernel::KeySchedule;
 using Block = std::array<uint8_t, 16>;
+using test::RandomBytes;
 
 // --- The trampoline ---------------------------------------------------------------
 
@@ -138,15 +140,8 @@ TEST(AbiTrampolineTest, ReportsEachClobberedRegisterByName) {
 
 // --- Every kernel this CPU supports -----------------------------------------------
 
-constexpr size_t kKeySizes[] = {16, 24, 32};
 constexpr size_t kBlockCounts[] = {0, 1, 7, 8, 9, 33};
 constexpr size_t kMaxBlocks = 33;
-
-std::vector<uint8_t> RandomBytes(std::mt19937_64& rng, size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-  return bytes;
-}
 
 class KernelAbiTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -172,7 +167,7 @@ class KernelAbiTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(KernelAbiTest, ExpandKey) {
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes);
     std::mt19937_64 rng(key_bytes);
     const std::vector<uint8_t> key = RandomBytes(rng, key_bytes);
@@ -186,7 +181,7 @@ TEST_P(KernelAbiTest, ExpandKey) {
 }
 
 TEST_P(KernelAbiTest, EncryptBlock) {
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes);
     ExpandDirectly(key_bytes);
     const Block in = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -200,7 +195,7 @@ TEST_P(KernelAbiTest, EncryptBlock) {
 
 TEST_P(KernelAbiTest, Ghash) {
   const std::vector<uint8_t> in = RandomBytes(rng_, kMaxBlocks * 16);
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     ExpandDirectly(key_bytes);
     for (size_t blocks : kBlockCounts) {
       SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes << " blocks=" << blocks);
@@ -235,7 +230,7 @@ void CheckBulk(const char* which, const KeySchedule& schedule, decltype(Kernel::
 
 TEST_P(KernelAbiTest, SealBlocks) {
   const std::vector<uint8_t> in = RandomBytes(rng_, kMaxBlocks * 16);
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes);
     ExpandDirectly(key_bytes);
     CheckBulk("seal_blocks", *schedule_, kernel_->seal_blocks, in);
@@ -244,7 +239,7 @@ TEST_P(KernelAbiTest, SealBlocks) {
 
 TEST_P(KernelAbiTest, OpenBlocks) {
   const std::vector<uint8_t> in = RandomBytes(rng_, kMaxBlocks * 16);
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     SCOPED_TRACE(testing::Message() << "key_bytes=" << key_bytes);
     ExpandDirectly(key_bytes);
     CheckBulk("open_blocks", *schedule_, kernel_->open_blocks, in);

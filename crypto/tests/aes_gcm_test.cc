@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "crypto/testing/implementations.h"
+#include "crypto/testing/test_bytes.h"
 #include "crypto/testing/vector_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,20 +21,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using Bytes = std::vector<uint8_t>;
+using test::Hex;
+using test::RandomBytes;
 
 constexpr char kSpecVectors[] = "crypto/tests/testdata/gcm_spec_vectors.txt";
 constexpr size_t kValidTagSizes[] = {4, 8, 12, 13, 14, 15, 16};
-
-std::string Hex(absl::Span<const uint8_t> bytes) {
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-}
-
-Bytes RandomBytes(std::mt19937_64& rng, size_t size) {
-  Bytes bytes(size);
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-  return bytes;
-}
 
 bool AllZero(absl::Span<const uint8_t> bytes) {
   for (uint8_t b : bytes) {

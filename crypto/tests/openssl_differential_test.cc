@@ -25,14 +25,16 @@
 #include "crypto/aes_gcm.h"
 #include "crypto/byte_order/byte_order.h"
 #include "crypto/testing/implementations.h"
+#include "crypto/testing/test_bytes.h"
 #include "gtest/gtest.h"
 
 namespace sealbox::crypto {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
+using test::Hex;
+using test::RandomBytes;
 
-constexpr size_t kKeySizes[] = {16, 24, 32};
 constexpr size_t kTagSizes[] = {4, 8, 12, 13, 14, 15, 16};
 
 uint64_t Seed() {
@@ -41,21 +43,6 @@ uint64_t Seed() {
     return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 0) : uint64_t{0x5ea1b0c5};
   }();
   return seed;
-}
-
-// Eight bytes per draw: a draw per byte took about half of the long messages' time.
-Bytes RandomBytes(std::mt19937_64& rng, size_t size) {
-  Bytes bytes(size);
-  for (size_t i = 0; i < size; i += 8) {
-    const uint64_t word = rng();
-    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, size - i));
-  }
-  return bytes;
-}
-
-std::string Hex(absl::Span<const uint8_t> bytes) {
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 // EXPECT_TRUE(SameBytes(actual, expected)): compares the bytes, and only when they
@@ -362,7 +349,7 @@ TEST_P(OpenSslDifferentialTest, EveryLengthUpTo1KiB) {
   for (size_t n = 0; n <= 1024; ++n) {
     Case c;
     c.text_bytes = n;
-    c.key_bytes = kKeySizes[n % 3];
+    c.key_bytes = test::kAesKeySizes[n % 3];
     c.tag_bytes = kTagSizes[n % 7];
     c.iv_bytes = kIvSizes[n % 5];
     c.aad_bytes = (n % 17) * 5;
@@ -379,7 +366,7 @@ TEST_P(OpenSslDifferentialTest, LongMessages) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     Case c;
     c.text_bytes = sizes[i];
-    c.key_bytes = kKeySizes[i % 3];
+    c.key_bytes = test::kAesKeySizes[i % 3];
     c.iv_bytes = i % 2 == 0 ? 12 : 1 + rng_() % 64;
     c.aad_bytes = rng_() % 64;
     c.in_place = i % 2 == 1;
@@ -399,7 +386,7 @@ TEST_P(OpenSslDifferentialTest, LongMessages) {
     for (int delta : kAroundMultiple) {
       Case c;
       c.text_bytes = multiple + delta;
-      c.key_bytes = kKeySizes[i % 3];
+      c.key_bytes = test::kAesKeySizes[i % 3];
       c.iv_bytes = i % 5 == 0 ? 1 + rng_() % 64 : 12;
       c.aad_bytes = rng_() % 64;
       c.in_place = (i + multiples) % 2 == 1;
@@ -417,7 +404,7 @@ TEST_P(OpenSslDifferentialTest, AadLengths) {
     Case c;
     c.aad_bytes = aad;
     c.text_bytes = rng_() % 50;
-    c.key_bytes = kKeySizes[aad % 3];
+    c.key_bytes = test::kAesKeySizes[aad % 3];
     c.iv_bytes = aad % 2 == 0 ? 12 : 20;
     if (!Check(c)) return;
   }
@@ -425,7 +412,7 @@ TEST_P(OpenSslDifferentialTest, AadLengths) {
     Case c;
     c.aad_bytes = rng_() % 70000;
     c.text_bytes = rng_() % 300;
-    c.key_bytes = kKeySizes[i % 3];
+    c.key_bytes = test::kAesKeySizes[i % 3];
     if (!Check(c)) return;
   }
 }
@@ -436,14 +423,14 @@ TEST_P(OpenSslDifferentialTest, IvLengths) {
     c.iv_bytes = iv;
     c.text_bytes = rng_() % 100;
     c.aad_bytes = rng_() % 40;
-    c.key_bytes = kKeySizes[iv % 3];
+    c.key_bytes = test::kAesKeySizes[iv % 3];
     c.in_place = iv % 2 == 0;
     if (!Check(c)) return;
   }
 }
 
 TEST_P(OpenSslDifferentialTest, KeyAndTagSizes) {
-  for (size_t key : kKeySizes) {
+  for (size_t key : test::kAesKeySizes) {
     for (size_t tag : kTagSizes) {
       for (size_t text : {0, 1, 15, 16, 17, 255, 256, 257}) {
         for (bool in_place : {false, true}) {
@@ -465,7 +452,7 @@ TEST_P(OpenSslDifferentialTest, BufferOffsets) {
     for (size_t in_offset = 0; in_offset < 16; ++in_offset) {
       Case c;
       c.text_bytes = text;
-      c.key_bytes = kKeySizes[(text + in_offset) % 3];
+      c.key_bytes = test::kAesKeySizes[(text + in_offset) % 3];
       c.in_offset = in_offset;
       c.in_place = true;
       if (!Check(c)) return;
@@ -482,7 +469,7 @@ TEST_P(OpenSslDifferentialTest, RandomCases) {
   // Everything at once, drawn at random: catches interactions the sweeps above miss.
   for (int i = 0; i < 1500; ++i) {
     Case c;
-    c.key_bytes = kKeySizes[rng_() % 3];
+    c.key_bytes = test::kAesKeySizes[rng_() % 3];
     c.iv_bytes = rng_() % 2 == 0 ? 12 : 1 + rng_() % 80;
     c.aad_bytes = rng_() % 4 == 0 ? 0 : rng_() % 300;
     c.text_bytes = rng_() % 4 == 0 ? rng_() % 32 : rng_() % 4096;
@@ -516,7 +503,7 @@ TEST_P(OpenSslDifferentialTest, CounterWrap) {
   // starts it at 2, so only other IV lengths can reach the wrap: solve for IVs whose
   // J0 ends in 0xffffffff - k, so that the k-th block's counter (0-based) wraps to
   // 0. k runs over 0..31 to put the wrap at every position of a multi-block batch.
-  for (size_t key_bytes : kKeySizes) {
+  for (size_t key_bytes : test::kAesKeySizes) {
     for (size_t iv_bytes : {16, 32, 64}) {
       for (uint32_t k = 0; k < 32; ++k) {
         Case c;

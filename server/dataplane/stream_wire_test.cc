@@ -6,6 +6,7 @@
 
 #include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
+#include "server/dataplane/flat_byte_buffer.h"
 
 namespace sealbox::server {
 namespace {
@@ -28,16 +29,6 @@ std::string Joined(const StreamRequestView& view) {
     joined.append(reinterpret_cast<const char*>(piece.data()), piece.size());
   }
   return joined;
-}
-
-std::string Flat(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string flat;
-  for (const grpc::Slice& s : slices) {
-    flat.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return flat;
 }
 
 std::string Varint(uint64_t value) {
@@ -157,7 +148,7 @@ TEST(StreamWireTest, RefusesMalformedMessages) {
   };
   for (const std::string& bytes : malformed) {
     absl::StatusOr<StreamRequestView> view = ReadStreamRequest(Buffer(bytes));
-    EXPECT_TRUE(absl::IsInvalidArgument(view.status())) << testing::PrintToString(bytes);
+    EXPECT_TRUE(absl::IsInvalidArgument(view.status())) << ::testing::PrintToString(bytes);
   }
 }
 
@@ -168,9 +159,10 @@ TEST(StreamWireTest, ResponseIsWhatProtobufWrites) {
       v1::OpenStreamResponse expected;
       expected.set_plaintext_chunk(output);
       expected.set_key_version(version);
-      EXPECT_EQ(Flat(StreamResponse(crypto::OutputBytes(output.begin(), output.end()), version,
-                                    /*secret=*/true)),
-                expected.SerializeAsString())
+      EXPECT_EQ(
+          FlatByteBuffer(StreamResponse(crypto::OutputBytes(output.begin(), output.end()), version,
+                                        /*secret=*/true)),
+          expected.SerializeAsString())
           << version << " " << size;
     }
   }

@@ -6,19 +6,10 @@
 #include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
 #include "sealbox/v1/data.pb.h"
+#include "server/dataplane/flat_byte_buffer.h"
 
 namespace sealbox::server {
 namespace {
-
-std::string Flat(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string flat;
-  for (const grpc::Slice& slice : slices) {
-    flat.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return flat;
-}
 
 // The wire form is byte for byte what protobuf writes for the whole message, for
 // outputs around every varint length boundary and with the small fields set or not.
@@ -36,7 +27,7 @@ TEST(ResponseAroundBytes, IsProtobufsOwnEncoding) {
       expected.MergeFrom(rest);
       const grpc::ByteBuffer wire =
           ResponseAroundBytes(1, crypto::OutputBytes(size, 'c'), /*secret=*/false, rest);
-      EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size << " " << with_fields;
+      EXPECT_EQ(FlatByteBuffer(wire), expected.SerializeAsString()) << size << " " << with_fields;
       EXPECT_EQ(wire.Length(), expected.ByteSizeLong());
     }
   }
@@ -49,7 +40,7 @@ TEST(ResponseAroundBytes, AnyFieldNumberParses) {
   const grpc::ByteBuffer wire = ResponseAroundBytes(
       1, crypto::OutputBytes(opened.begin(), opened.end()), /*secret=*/true, rest);
   v1::OpenResponse parsed;
-  ASSERT_TRUE(parsed.ParseFromString(Flat(wire)));
+  ASSERT_TRUE(parsed.ParseFromString(FlatByteBuffer(wire)));
   EXPECT_EQ(parsed.plaintext(), "opened");
   EXPECT_EQ(parsed.key_version(), 7u);
 }
@@ -64,7 +55,7 @@ TEST(ResponseAroundBytes, TakesTheOutputsBuffer) {
     const grpc::ByteBuffer wire = ResponseAroundBytes(1, std::move(output), /*secret=*/true, rest);
     v1::OpenStreamResponse expected = rest;
     expected.set_plaintext_chunk(std::string(size, 'x'));
-    EXPECT_EQ(Flat(wire), expected.SerializeAsString()) << size;
+    EXPECT_EQ(FlatByteBuffer(wire), expected.SerializeAsString()) << size;
     std::vector<grpc::Slice> slices;
     ASSERT_TRUE(wire.Dump(&slices).ok());
     if (size > 0) {
