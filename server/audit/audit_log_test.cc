@@ -23,7 +23,7 @@ namespace sealbox::server {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return absl::StrCat(testing::TempDir(), "/", name);
+  return absl::StrCat(::testing::TempDir(), "/", name);
 }
 
 std::vector<std::string> Lines(const std::string& path) {

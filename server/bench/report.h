@@ -6,9 +6,8 @@
 
 #include <optional>
 
-#include "server/bench/stream_rows.h"
+#include "server/bench/figures.h"
 #include "server/bench/summary.h"
-#include "server/bench/unary_rows.h"
 
 namespace sealbox::load {
 

@@ -4,24 +4,15 @@
 #ifndef SEALBOX_SERVER_BENCH_UNARY_ROWS_H_
 #define SEALBOX_SERVER_BENCH_UNARY_ROWS_H_
 
-#include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/channel.h"
+#include "server/bench/figures.h"
 #include "server/bench/options.h"
 
 namespace sealbox::load {
-
-// Seal/Echo and Open/Echo requests/s of each message size, one per concurrency:
-// what the report's targets and summary line are taken from.
-struct UnaryRatios {
-  std::map<int64_t, std::vector<double>> seal;
-  std::map<int64_t, std::vector<double>> open;
-};
 
 // Prints the table, a row as each is measured. Errors name the method that failed.
 absl::StatusOr<UnaryRatios> RunUnaryRows(const Options& options,

@@ -83,7 +83,7 @@ std::set<std::string> DocumentedExposerMetrics() {
 
 // One exposer for the suite: stopping one takes civetweb about 2 s (its listener
 // polls for the stop flag every 2 s), so each test starting its own would be slow.
-class MetricsExposerTest : public testing::Test {
+class MetricsExposerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     metrics_ = new Metrics;

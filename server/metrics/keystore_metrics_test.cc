@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "server/metrics/collected_value.h"
 #include "server/metrics/metrics.h"
 
 namespace sealbox::server {
@@ -15,29 +16,6 @@ namespace {
 
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-const MetricFamily& Family(const std::vector<MetricFamily>& families, const std::string& name) {
-  for (const MetricFamily& family : families) {
-    if (family.name == name) return family;
-  }
-  static const MetricFamily* missing = new MetricFamily{"missing"};
-  ADD_FAILURE() << name << " is not collected";
-  return *missing;
-}
-
-// The single value of a family and checks that it has one unlabelled series of `type`.
-double Single(const std::vector<MetricFamily>& families, const std::string& name, MetricType type) {
-  const MetricFamily& family = Family(families, name);
-  if (family.metric.size() != 1) {
-    ADD_FAILURE() << name << " has " << family.metric.size() << " series";
-    return std::nan("");
-  }
-  EXPECT_EQ(family.type, type) << name;
-  EXPECT_FALSE(family.help.empty()) << name;
-  EXPECT_TRUE(family.metric[0].label.empty()) << name;
-  return type == MetricType::Counter ? family.metric[0].counter.value
-                                     : family.metric[0].gauge.value;
-}
 
 TEST(KeystoreMetrics, NoSeriesUntilAReaderIsSet) {
   KeystoreMetrics metrics;
@@ -61,38 +39,43 @@ TEST(KeystoreMetrics, ReflectTheHealthTheReaderGives) {
 
   const std::vector<MetricFamily> families = metrics.Collect();
   EXPECT_EQ(families.size(), 9u);
-  EXPECT_EQ(Single(families, "sealbox_keystore_loaded", MetricType::Gauge), 1);
-  EXPECT_EQ(Single(families, "sealbox_keystore_reachable", MetricType::Gauge), 1);
-  EXPECT_EQ(Single(families, "sealbox_keystore_staleness_seconds", MetricType::Gauge), 0.25);
-  EXPECT_EQ(Single(families, "sealbox_keystore_max_staleness_seconds", MetricType::Gauge), 30);
-  EXPECT_EQ(Single(families, "sealbox_keystore_revision", MetricType::Gauge), 123456789);
-  EXPECT_EQ(Single(families, "sealbox_keystore_reloads_total", MetricType::Counter), 2);
-  EXPECT_EQ(Single(families, "sealbox_keystore_catch_ups_total", MetricType::Counter), 7);
-  EXPECT_EQ(Single(families, "sealbox_keystore_catch_up_seconds_total", MetricType::Counter), 1.5);
-  EXPECT_EQ(Single(families, "sealbox_keystore_stale_refusals_total", MetricType::Counter), 4);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_loaded", MetricType::Gauge), 1);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_reachable", MetricType::Gauge), 1);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_staleness_seconds", MetricType::Gauge),
+            0.25);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_max_staleness_seconds", MetricType::Gauge),
+            30);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_revision", MetricType::Gauge), 123456789);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_reloads_total", MetricType::Counter), 2);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_catch_ups_total", MetricType::Counter), 7);
+  EXPECT_EQ(
+      CollectedValue(families, "sealbox_keystore_catch_up_seconds_total", MetricType::Counter),
+      1.5);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_stale_refusals_total", MetricType::Counter),
+            4);
 
   // Read again at the next scrape: the store went away.
   health.reachable = false;
   health.staleness = absl::Seconds(12);
   health.stale_refusals = 5;
   const std::vector<MetricFamily> later = metrics.Collect();
-  EXPECT_EQ(Single(later, "sealbox_keystore_loaded", MetricType::Gauge), 1);
-  EXPECT_EQ(Single(later, "sealbox_keystore_reachable", MetricType::Gauge), 0);
-  EXPECT_EQ(Single(later, "sealbox_keystore_staleness_seconds", MetricType::Gauge), 12);
-  EXPECT_EQ(Single(later, "sealbox_keystore_stale_refusals_total", MetricType::Counter), 5);
+  EXPECT_EQ(CollectedValue(later, "sealbox_keystore_loaded", MetricType::Gauge), 1);
+  EXPECT_EQ(CollectedValue(later, "sealbox_keystore_reachable", MetricType::Gauge), 0);
+  EXPECT_EQ(CollectedValue(later, "sealbox_keystore_staleness_seconds", MetricType::Gauge), 12);
+  EXPECT_EQ(CollectedValue(later, "sealbox_keystore_stale_refusals_total", MetricType::Counter), 5);
 }
 
 TEST(KeystoreMetrics, BeforeLoadingStalenessIsInfinite) {
   KeystoreMetrics metrics;
   metrics.SetReader([] { return KeystoreHealth{}; });
   const std::vector<MetricFamily> families = metrics.Collect();
-  EXPECT_EQ(Single(families, "sealbox_keystore_loaded", MetricType::Gauge), 0);
-  EXPECT_EQ(Single(families, "sealbox_keystore_reachable", MetricType::Gauge), 0);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_loaded", MetricType::Gauge), 0);
+  EXPECT_EQ(CollectedValue(families, "sealbox_keystore_reachable", MetricType::Gauge), 0);
   const double staleness =
-      Single(families, "sealbox_keystore_staleness_seconds", MetricType::Gauge);
+      CollectedValue(families, "sealbox_keystore_staleness_seconds", MetricType::Gauge);
   EXPECT_TRUE(std::isinf(staleness) && staleness > 0) << staleness;
   const double max_staleness =
-      Single(families, "sealbox_keystore_max_staleness_seconds", MetricType::Gauge);
+      CollectedValue(families, "sealbox_keystore_max_staleness_seconds", MetricType::Gauge);
   EXPECT_TRUE(std::isinf(max_staleness) && max_staleness > 0) << max_staleness;
 }
 

@@ -19,7 +19,9 @@ def actions(path):
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     for event in events:
-        if event.get("ph") == "X" and "dur" in event:
+        # An action also has an "action resource lock" event, its time waiting for a
+        # slot, which is not time spent working.
+        if event.get("ph") == "X" and "dur" in event and event.get("cat") != "action resource lock":
             yield event.get("cat", ""), event.get("name", ""), event["dur"] / 1e6
 
 
