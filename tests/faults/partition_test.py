@@ -308,17 +308,21 @@ class Partitions(unittest.TestCase):
         r0 = cluster.replicas[0]
         latencies, heals_at = [], []
         self.stale_cycles = 0
+        # Polling before the cut: the poller's start-up (seconds, on a busy machine)
+        # must not lengthen the cut, so one poller serves every cycle.
+        poller = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "poll_until_refused.py"), replica.address, KEY],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(poller.wait, timeout=10)
+        self.addCleanup(poller.kill)  # a no-op once it has exited
         for _ in range(cycles):
             issued = r0.admin.IssueToken(harness.admin_pb2.IssueTokenRequest(tenant=TENANT),
                                          metadata=r0.admin_metadata, timeout=CALL_TIMEOUT)
             wait_until(lambda: seal_code(replica, issued.token)[0] == grpc.StatusCode.OK,
                        f"{name} knows the new token", 5, every=0.01)
-            # Polling before the cut: its start-up (seconds, on a busy machine) must
-            # not lengthen the cut.
-            poller = subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "poll_until_refused.py"), replica.address,
-                 issued.token, KEY, "30"], stdout=subprocess.PIPE, text=True)
-            self.addCleanup(poller.kill)  # a no-op once it has exited
+            # It polls for at most 30 s, each call within 5 s: its answer comes.
+            poller.stdin.write(f"{issued.token} 30\n")
+            poller.stdin.flush()
             ready = poller.stdout.readline().strip()
             self.assertEqual(ready, "ready", f"the poller was never served: {ready}")
             cluster.lab.drop(node, cluster.etcd.nodes)
@@ -336,12 +340,14 @@ class Partitions(unittest.TestCase):
             cluster.lab.restore(node)
             healed = time.monotonic()
             heals_at.append(time.time())
-            out, _ = poller.communicate(timeout=60)
-            refused, stale = self.judge_poll(json.loads(out.splitlines()[-1]), bound, cut_at,
+            answer = poller.stdout.readline()
+            self.assertTrue(answer, "the poller ended without an answer")
+            refused, stale = self.judge_poll(json.loads(answer), bound, cut_at,
                                              revoked_at, restoring)
             self.stale_cycles += stale
             latencies.append((refused - healed) * 1000)
             time.sleep(0.2)
+        poller.stdin.close()
         self.heal_breakdown = server_heal_times(
             cluster.servers[int(name[1:])].output(), heals_at)
         return latencies
