@@ -4,9 +4,10 @@ every answer; once per line "TOKEN SECONDS" read from stdin, until stdin ends. F
 each: prints "ready" once a call was served, so the caller can start a fault with the
 poller already running; then, when done, one JSON line for the caller to judge: every
 call's start (taken before it is sent) and end, as time.monotonic() (CLOCK_MONOTONIC,
-the same clock in every process of the machine), its code and its detail. A process of its own, so that the test's load (threads
-under one interpreter lock) does not delay the moments it sees; one for all of a
-test's cycles, since starting Python with gRPC took longer than a cycle's cut.
+the same clock in every process of the machine), its code and its detail. A process
+of its own, so that the test's load (threads under one interpreter lock) does not
+delay the moments it sees; one for all of a test's cycles, since starting Python with
+gRPC took longer than a cycle's cut.
 
     poll_until_refused.py ADDRESS KEY
 """
