@@ -82,6 +82,8 @@ void AppendAuditLine(const AuditRecord& record, std::string& out) {
     AddString("client_request_id", record.client_request_id, out);
   }
   if (!record.kms_uid.empty()) AddString("kms_uid", record.kms_uid, out);
+  if (!record.root_key.empty()) AddString("root_key", record.root_key, out);
+  if (!record.kek_fingerprint.empty()) AddString("kek_fingerprint", record.kek_fingerprint, out);
   out += "}\n";
 }
 

@@ -41,6 +41,11 @@ struct AuditRecord {
   int failed_items = 0;
   std::vector<std::string> keys;  // at most kMaxAuditedKeys
   bool keys_truncated = false;    // it named more
+  // Custody events (service "sealbox.custody": the KEK unsealed or created, the root
+  // key lost or back): which root key, and which KEK by its fingerprint (hex; not
+  // secret, server/keystore/kek.h).
+  std::string root_key;
+  std::string kek_fingerprint;
   // Serialized request and response messages (a stream's, all of them).
   int64_t request_bytes = 0;
   int64_t response_bytes = 0;

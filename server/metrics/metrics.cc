@@ -108,12 +108,27 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Help("Streaming calls in progress.")
                          .Register(r)
                          .Add({});
+  root_key_up_ = &prometheus::BuildGauge()
+                      .Name("sealbox_root_key_up")
+                      .Help("1 while the HSM key that seals the KEK can be used, 0 while not "
+                            "(the server keeps serving from the KEK in memory).")
+                      .Register(r);
+  custody_events_ = &CounterFamily(
+      r, "sealbox_custody_events_total",
+      "Custody events by name: kek_unsealed, kek_created, root_key_created, "
+      "root_key_lost, root_key_back.");
   sealbox_series_ = std::make_shared<SealboxSeries>(this);
   keystore_series_ = std::make_shared<KeystoreMetrics>();
   process_series_ = std::make_shared<ProcessMetrics>();
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::SetRootKeyUp(bool up) { root_key_up_->Add({}).Set(up ? 1 : 0); }
+
+void Metrics::CountCustodyEvent(absl::string_view event) {
+  custody_events_->Add({{"event", std::string(event)}}).Increment();
+}
 
 void Metrics::CountAuditLinesDropped(absl::string_view reason, uint64_t n) {
   audit_dropped_[reason == "queue_full" ? 0 : 1]->Increment(static_cast<double>(n));

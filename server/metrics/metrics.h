@@ -73,6 +73,12 @@ class Metrics {
   void ReadKeystoreWith(std::function<KeystoreHealth()> read) {
     keystore_series_->SetReader(std::move(read));
   }
+  // The root key (server/custody): whether it can be used now (sealbox_root_key_up,
+  // a series only once there is a root key), and custody events by name
+  // ("kek_unsealed", "kek_created", "root_key_created", "root_key_lost",
+  // "root_key_back").
+  void SetRootKeyUp(bool up);
+  void CountCustodyEvent(absl::string_view event);
   void StreamStarted() { active_streams_->Increment(); }
   void StreamEnded() { active_streams_->Decrement(); }
 
@@ -112,6 +118,8 @@ class Metrics {
   std::array<prometheus::Counter*, 2> audit_dropped_;  // queue_full, write_failed
   std::array<prometheus::Gauge*, 2> secret_memory_;    // locked="true", "false"
   prometheus::Gauge* active_streams_;
+  prometheus::Family<prometheus::Gauge>* root_key_up_;
+  prometheus::Family<prometheus::Counter>* custody_events_;
 
   mutable absl::Mutex mutex_;
   std::map<std::string, std::unique_ptr<PerMethod>, std::less<>> methods_ ABSL_GUARDED_BY(mutex_);

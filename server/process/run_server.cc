@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "crypto/aes_gcm.h"
 #include "crypto/secret/secure_wipe.h"
+#include "server/custody/pkcs11_root_key.h"
 #include "server/log.h"
 #include "server/process/dev_mode.h"
 #include "server/process/flag_file.h"
@@ -61,9 +62,30 @@ ABSL_FLAG(bool, export_keystore, false,
           "Write the etcd keystore as a new file keystore in --data-dir (a backup the "
           "file backend can serve), read it back to verify, and exit.");
 ABSL_FLAG(std::string, kek_file, "",
-          "File with the 32-byte key-encryption key (raw, or 64 hex digits), e.g. a "
-          "mounted Kubernetes Secret. Alternatively the environment variable "
-          "SEALBOX_KEK (64 hex digits).");
+          "For development and tests: file with the 32-byte key-encryption key (raw, or "
+          "64 hex digits). Alternatively the environment variable SEALBOX_KEK (64 hex "
+          "digits). Whoever copies it and the keystore has every key: in production, "
+          "seal the KEK with an HSM instead (--hsm-module).");
+ABSL_FLAG(std::string, hsm_module, "",
+          "The root of trust: the HSM vendor's PKCS#11 library (SoftHSM2, CloudHSM, "
+          "Luna, YubiHSM 2, Thales). The KEK is then kept only sealed by an HSM key, "
+          "beside the keystore (<data-dir>/kek.sealed, or <etcd-prefix>kek), and "
+          "unsealed into locked memory at start. With --hsm-token, --hsm-key and "
+          "--hsm-pin-file; instead of --kek-file.");
+ABSL_FLAG(std::string, hsm_token, "", "The label of the HSM token holding --hsm-key.");
+ABSL_FLAG(std::string, hsm_key, "",
+          "The label of the AES-256 key on --hsm-token that seals the KEK. It must be "
+          "sensitive and never extractable; any other is refused.");
+ABSL_FLAG(std::string, hsm_pin_file, "",
+          "File with the PIN of --hsm-token's user (e.g. a mounted Kubernetes Secret). "
+          "Alternatively the environment variable SEALBOX_HSM_PIN.");
+ABSL_FLAG(bool, hsm_create_key, false,
+          "With --init: generate --hsm-key in the HSM (AES-256, sensitive, never "
+          "extractable) when --hsm-token has no key by that label.");
+ABSL_FLAG(int, hsm_check_seconds, 10,
+          "How often the HSM key is checked while serving; while it cannot be used, "
+          "health service sealbox.RootKey is NOT_SERVING and sealbox_root_key_up is 0 "
+          "(the server keeps serving: its KEK is in memory).");
 ABSL_FLAG(std::string, previous_kek_file, "",
           "While changing the KEK: the KEK the keystore was under before --kek-file. A "
           "keystore still under it is read and rewritten under --kek-file at startup. "
@@ -72,7 +94,8 @@ ABSL_FLAG(std::string, admin_token_file, "",
           "File with the admin token (or environment variable SEALBOX_ADMIN_TOKEN). "
           "Without one, the admin plane refuses every call.");
 ABSL_FLAG(bool, init, false,
-          "Create an empty keystore in --data-dir if there is none (first start).");
+          "Create an empty keystore in --data-dir (or --etcd-prefix) if there is none "
+          "(first start); with --hsm-module, also its KEK, sealed by the HSM key.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain (enables TLS).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
 ABSL_FLAG(std::string, client_ca, "",
@@ -185,6 +208,40 @@ absl::StatusOr<Kek> ParseKek(std::string text) {
   return kek;
 }
 
+absl::StatusOr<custody::HsmOptions> HsmFromFlags() {
+  custody::HsmOptions hsm;
+  hsm.module = absl::GetFlag(FLAGS_hsm_module);
+  hsm.token = absl::GetFlag(FLAGS_hsm_token);
+  hsm.key_label = absl::GetFlag(FLAGS_hsm_key);
+  hsm.create_key = absl::GetFlag(FLAGS_hsm_create_key);
+  if (hsm.create_key && !absl::GetFlag(FLAGS_init)) {
+    return absl::InvalidArgumentError("--hsm-create-key only goes with --init");
+  }
+  std::string pin;
+  const std::string pin_file = absl::GetFlag(FLAGS_hsm_pin_file);
+  if (!pin_file.empty()) {
+    absl::StatusOr<std::string> text = ReadFlagFile(pin_file, "hsm-pin-file");
+    if (!text.ok()) return text.status();
+    pin = *std::move(text);
+    hsm.pin_source = absl::StrCat("the PIN in ", pin_file, " (--hsm-pin-file)");
+  } else if (const char* env = std::getenv("SEALBOX_HSM_PIN")) {
+    pin = env;
+    hsm.pin_source = "the PIN in SEALBOX_HSM_PIN";
+  } else {
+    return absl::InvalidArgumentError("--hsm-module needs --hsm-pin-file (or SEALBOX_HSM_PIN)");
+  }
+  // A file written by `echo` ends with a newline that is not part of the PIN.
+  absl::string_view trimmed = absl::StripTrailingAsciiWhitespace(pin);
+  hsm.pin = crypto::SecretBytes(absl::MakeConstSpan(
+      reinterpret_cast<const uint8_t*>(trimmed.data()), trimmed.size()));
+  crypto::SecureWipe(pin.data(), pin.size());
+  if (hsm.pin.empty()) return absl::InvalidArgumentError("the HSM PIN is empty");
+  const int check_seconds = absl::GetFlag(FLAGS_hsm_check_seconds);
+  if (check_seconds < 1) return absl::InvalidArgumentError("--hsm-check-seconds must be >= 1");
+  hsm.check_interval = absl::Seconds(check_seconds);
+  return hsm;
+}
+
 absl::Status EtcdFromFlags(ServerConfig& config) {
   for (const std::string& endpoint : absl::GetFlag(FLAGS_etcd_endpoints)) {
     if (!endpoint.empty()) config.etcd.endpoints.push_back(endpoint);
@@ -279,7 +336,15 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.allow_insecure_listen = absl::GetFlag(FLAGS_allow_insecure_listen);
 
   const std::string kek_file = absl::GetFlag(FLAGS_kek_file);
-  if (!kek_file.empty()) {
+  if (!absl::GetFlag(FLAGS_hsm_module).empty()) {
+    if (!kek_file.empty() || std::getenv("SEALBOX_KEK") != nullptr) {
+      return absl::InvalidArgumentError(
+          "--hsm-module seals the KEK in an HSM: give no --kek-file or SEALBOX_KEK with it");
+    }
+    absl::StatusOr<custody::HsmOptions> hsm = HsmFromFlags();
+    if (!hsm.ok()) return hsm.status();
+    config.hsm = *std::move(hsm);
+  } else if (!kek_file.empty()) {
     absl::StatusOr<std::string> text = ReadFlagFile(kek_file, "kek-file");
     if (!text.ok()) return text.status();
     absl::StatusOr<Kek> kek = ParseKek(*std::move(text));
@@ -291,7 +356,8 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
     config.kek = *std::move(kek);
   } else {
     return absl::InvalidArgumentError(
-        "no KEK: give --kek-file or set SEALBOX_KEK (or use --dev to try sealbox)");
+        "no KEK: give --hsm-module (production), --kek-file or SEALBOX_KEK (or use --dev "
+        "to try sealbox)");
   }
 
   const std::string previous_kek_file = absl::GetFlag(FLAGS_previous_kek_file);
@@ -341,6 +407,14 @@ int TransferKeystore(const ServerConfig& config) {
   }
   if (config.data_dir.empty() || !config.uses_etcd()) {
     std::fprintf(stderr, "sealbox-server: %s needs --data-dir and --etcd-endpoints\n",
+                 migrate ? "--migrate-keystore" : "--export-keystore");
+    return 2;
+  }
+  if (config.hsm.has_value()) {
+    // Not yet: the sealed KEK would have to be copied with the keystore.
+    std::fprintf(stderr,
+                 "sealbox-server: %s does not take --hsm-module yet; copy the keystore with "
+                 "--kek-file, then seal that KEK in the HSM (docs/OPERATIONS.md)\n",
                  migrate ? "--migrate-keystore" : "--export-keystore");
     return 2;
   }
@@ -445,8 +519,10 @@ std::vector<char*> DashesToUnderscores(int argc, char** argv, std::vector<std::s
 int RunServer(int argc, char** argv, const std::vector<grpc::Service*>& extra_services) {
   absl::SetProgramUsageMessage(
       "AES-GCM encryption service over gRPC.\n"
-      "  first start:  sealbox-server --data-dir DIR --kek-file KEK --admin-token-file T --init\n"
-      "  replicas:     sealbox-server --etcd-endpoints HOST:2379 --kek-file KEK ... [--init]\n"
+      "  first start:  sealbox-server --data-dir DIR --hsm-module LIB --hsm-token T --hsm-key K\n"
+      "                  --hsm-pin-file PIN --admin-token-file T --init\n"
+      "  replicas:     sealbox-server --etcd-endpoints HOST:2379 --hsm-module LIB ... [--init]\n"
+      "  development:  --kek-file KEK in place of the --hsm-* flags\n"
       "  try it:       sealbox-server --dev\n"
       "Flags may be written with dashes or underscores (--data-dir, --data_dir).");
   // Abseil's --help lists only flags of a file named after the program; all of

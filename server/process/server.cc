@@ -35,6 +35,14 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
       ListenerCredentials(config);
   if (!credentials.ok()) return credentials.status();
 
+  // The KEK from the HSM (when it is the root of trust) before the keystore it opens.
+  if (config.hsm.has_value()) {
+    const absl::Duration check_interval = config.hsm->check_interval;
+    absl::StatusOr<RootOfTrust> trust = UnsealKek(config);
+    if (!trust.ok()) return trust.status();
+    server->root_of_trust_ = *std::move(trust);
+    server->root_of_trust_.check_interval = check_interval;
+  }
   absl::StatusOr<std::unique_ptr<KeystoreStorage>> storage = OpenStorage(config);
   if (!storage.ok()) return storage.status();
   KeystoreOpenOptions open;
@@ -68,6 +76,16 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
         AuditLog::Open({.path = config.audit_log}, &server->metrics_);
     if (!audit.ok()) return audit.status();
     server->audit_ = *std::move(audit);
+  }
+  if (server->root_of_trust_.root_key != nullptr) {
+    const RootOfTrust& trust = server->root_of_trust_;
+    server->metrics_.SetRootKeyUp(true);
+    if (trust.created_root_key) {
+      server->metrics_.CountCustodyEvent("root_key_created");
+      server->AuditCustody("CreateRootKey", absl::OkStatus());
+    }
+    server->metrics_.CountCustodyEvent(trust.created_kek ? "kek_created" : "kek_unsealed");
+    server->AuditCustody(trust.created_kek ? "CreateKek" : "UnsealKek", absl::OkStatus());
   }
   Keystore* keystore_ptr = server->keystore_.get();
   server->engine_ = std::make_unique<DataPlaneEngine>(
@@ -168,6 +186,11 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   }
   server->UpdateHealth();
   server->health_watch_ = std::thread([s] { s->WatchHealth(); });
+  if (server->root_of_trust_.root_key != nullptr) {
+    server->root_key_monitor_ = std::make_unique<custody::RootKeyMonitor>(
+        server->root_of_trust_.root_key.get(), server->root_of_trust_.check_interval,
+        [s](const absl::Status& status) { s->RootKeyChanged(status); });
+  }
   server->rotator_ = std::thread([s] { s->RotateDueKeys(); });
   return server;
 }
@@ -184,9 +207,45 @@ void SealboxServer::RotateDueKeys() {
   }
 }
 
+void SealboxServer::RootKeyChanged(const absl::Status& status) {
+  const RootOfTrust& trust = root_of_trust_;
+  if (status.ok()) {
+    Log("root_key_back").Add("root_key", trust.root_key->Describe());
+  } else {
+    Log("root_key_lost", "error")
+        .Add("root_key", trust.root_key->Describe())
+        .Add("error", status.message())
+        .Add("detail",
+             "still serving from the KEK in memory; a restart would fail until the HSM "
+             "key can be used again");
+  }
+  metrics_.SetRootKeyUp(status.ok());
+  metrics_.CountCustodyEvent(status.ok() ? "root_key_back" : "root_key_lost");
+  AuditCustody(status.ok() ? "RootKeyBack" : "RootKeyLost", status);
+  {
+    absl::MutexLock lock(&health_mu_);
+    root_key_up_ = status.ok();
+  }
+  UpdateHealth();
+}
+
+void SealboxServer::AuditCustody(absl::string_view method, const absl::Status& status) {
+  if (audit_ == nullptr) return;
+  AuditRecord record;
+  record.time = absl::Now();
+  record.service = "sealbox.custody";
+  record.method = method;
+  record.request_id = audit_->NextRequestId();
+  record.code = status.code();
+  record.root_key = root_of_trust_.root_key->Describe();
+  record.kek_fingerprint = root_of_trust_.kek_fingerprint;
+  audit_->Record(std::move(record));
+}
+
 // Health: the whole server ("") and the data plane serve while the keystore may be
 // served from (loaded, and current within --max-staleness); the admin plane while
-// its store can also be reached.
+// its store can also be reached. sealbox.RootKey, with an HSM: while its key can be
+// used (the rest serves on without it).
 void SealboxServer::UpdateHealth() {
   const KeystoreHealth keystore = keystore_->Health();
   const bool serving = keystore.loaded && keystore.fresh;
@@ -195,6 +254,9 @@ void SealboxServer::UpdateHealth() {
   health_->SetServingStatus("", serving);
   health_->SetServingStatus("sealbox.v1.Crypto", serving);
   health_->SetServingStatus("sealbox.v1.Admin", serving && keystore.reachable);
+  if (root_of_trust_.root_key != nullptr) {
+    health_->SetServingStatus("sealbox.RootKey", root_key_up_);
+  }
 }
 
 // Staleness grows with time, not with an event: look again when the bound will pass
@@ -261,6 +323,8 @@ void SealboxServer::Wait() {
 SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
+  // Its thread calls back into this server.
+  root_key_monitor_.reset();
   if (rotator_.joinable()) rotator_.join();
   if (health_watch_.joinable()) health_watch_.join();
   // Its thread calls back into this server: stop it while the server is whole.

@@ -21,6 +21,8 @@
 #include "server/kms/kms_socket.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
+#include "server/custody/root_key_monitor.h"
+#include "server/process/root_of_trust.h"
 #include "server/process/server_config.h"
 #include "server/reflection/reflection_service.h"
 
@@ -69,8 +71,14 @@ class SealboxServer {
   // The rotator_ thread: Keystore::RotateDueKeys and DeleteExpiredTokens every
   // RotationCheckInterval.
   void RotateDueKeys();
+  // From the root key's watch (server/custody/root_key_monitor.h): each change is
+  // logged, audited, counted, and shown in health (sealbox.RootKey) and metrics.
+  void RootKeyChanged(const absl::Status& status);
+  // An audit line for a custody event (service "sealbox.custody").
+  void AuditCustody(absl::string_view method, const absl::Status& status);
 
   ServerConfig config_;
+  RootOfTrust root_of_trust_;  // no root_key: the KEK was given (--kek-file)
   std::unique_ptr<Keystore> keystore_;
   Metrics metrics_;
   std::unique_ptr<AuthFailureLimiter> auth_limiter_;
@@ -93,6 +101,8 @@ class SealboxServer {
   absl::Status failure_ ABSL_GUARDED_BY(health_mu_);
   std::thread rotator_;
   std::thread health_watch_;
+  bool root_key_up_ ABSL_GUARDED_BY(health_mu_) = true;
+  std::unique_ptr<custody::RootKeyMonitor> root_key_monitor_;
 };
 
 }  // namespace sealbox::server

@@ -24,8 +24,10 @@ absl::Status ServerConfig::Validate() const {
         "--migrate-keystore or --export-keystore)");
   }
   // A Kek's length was checked when it was made (Kek::FromBytes).
-  if (!kek.has_value()) {
-    return absl::InvalidArgumentError("no KEK: give --kek-file or set SEALBOX_KEK");
+  if (kek.has_value() == hsm.has_value()) {
+    return absl::InvalidArgumentError(kek.has_value()
+                                          ? "a KEK and an HSM to seal one: give one of them"
+                                          : "no KEK: give --hsm-module, --kek-file or SEALBOX_KEK");
   }
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "server/audit/audit_log.h"
 #include "server/auth/auth_limiter.h"
+#include "server/custody/pkcs11_root_key.h"
 #include "server/dataplane/data_plane_limits.h"
 #include "server/keystore/etcd/etcd_options.h"
 #include "server/keystore/kek.h"
@@ -26,7 +27,10 @@ struct ServerConfig {
   std::string data_dir;
   etcd::EtcdOptions etcd;
   std::string etcd_prefix = "/sealbox/";
-  std::optional<Kek> kek;           // required
+  // The KEK: given (--kek-file, SEALBOX_KEK: development), or sealed by the HSM key
+  // `hsm` names and unsealed by SealboxServer::Start (server/process/root_of_trust.h).
+  std::optional<Kek> kek;
+  std::optional<custody::HsmOptions> hsm;
   std::optional<Kek> previous_kek;  // set only while the KEK is changed
   std::string admin_token;          // empty: admin plane unusable
   // TLS: PEM files, re-read every tls_reload_interval (server/process/tls_credentials.h).

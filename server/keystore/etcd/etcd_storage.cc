@@ -180,6 +180,7 @@ absl::StatusOr<std::optional<mvccpb::KeyValue>> EtcdStorage::Get(const std::stri
   return response->kvs(0);
 }
 
+// The sealed KEK (written before the keystore, by --init with an HSM) does not count.
 absl::StatusOr<int64_t> EtcdStorage::CountUnderPrefix() {
   etcdserverpb::RangeRequest request;
   request.set_key(layout_.prefix());
@@ -187,7 +188,9 @@ absl::StatusOr<int64_t> EtcdStorage::CountUnderPrefix() {
   request.set_count_only(true);
   auto response = client_->Range(request);
   if (!response.ok()) return response.status();
-  return response->count();
+  auto sealed_kek = Get(layout_.SealedKek());
+  if (!sealed_kek.ok()) return sealed_kek.status();
+  return response->count() - (sealed_kek->has_value() ? 1 : 0);
 }
 
 absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {

@@ -1,6 +1,8 @@
 // Where each record lives in etcd: one etcd key per record, under a prefix.
 //
 //   <prefix>keystore                      the marker: a keystore lives here
+//   <prefix>kek                           the KEK sealed by an HSM key, when the
+//                                         root of trust is one (server/custody)
 //   <prefix>sync                          written (empty) by a replica catching up:
 //                                         once its watch has seen this write, it
 //                                         has every change made before
@@ -34,6 +36,7 @@ class Layout {
   std::string prefix_end() const { return PrefixEnd(prefix_); }
   std::string Marker() const { return prefix_ + "keystore"; }
   std::string Sync() const { return prefix_ + "sync"; }
+  std::string SealedKek() const { return prefix_ + "kek"; }
   std::string KeyOf(const RecordName& name) const;
   // The range of a tenant's keys and tokens: [ChildrenOf, PrefixEnd(ChildrenOf)).
   std::string ChildrenOf(const std::string& tenant) const;
