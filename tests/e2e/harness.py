@@ -275,6 +275,107 @@ def shared_etcd():
     return _shared_etcd
 
 
+class SoftHsm:
+    """A SoftHSM2 token of the test's own (Debian's softhsm2), in a temporary directory
+    named by SOFTHSM2_CONF in `env`, with its keys made by opensc's pkcs11-tool as an
+    operator makes them. Removed with the test's temporary directory."""
+
+    MODULE = "/usr/lib/%s-linux-gnu/softhsm/libsofthsm2.so" % os.uname().machine.replace(
+        "arm64", "aarch64")
+
+    def __init__(self, token="sealbox", pin="4711-test-pin"):
+        self.home = tempfile.mkdtemp(prefix="sealbox-hsm-", dir=os.environ.get("TEST_TMPDIR"))
+        self.token_dir = os.path.join(self.home, "tokens")
+        os.mkdir(self.token_dir)
+        conf = os.path.join(self.home, "softhsm2.conf")
+        with open(conf, "w") as f:
+            f.write(f"directories.tokendir = {self.token_dir}\nobjectstore.backend = file\n")
+        self.env = {"SOFTHSM2_CONF": conf}
+        self.token, self.pin = token, pin
+        self.pin_file = os.path.join(self.home, "pin")
+        with open(self.pin_file, "w") as f:
+            f.write(pin + "\n")
+        self.run("softhsm2-util", "--init-token", "--free", "--label", token, "--pin", pin,
+                 "--so-pin", "so-" + pin)
+
+    def run(self, *args):
+        result = subprocess.run(list(args), capture_output=True, text=True, timeout=60,
+                                env=dict(os.environ, **self.env))
+        if result.returncode != 0:
+            raise AssertionError(f"{args[0]} failed: {result.stdout}{result.stderr}")
+        return result.stdout
+
+    def tool(self, *args):
+        """pkcs11-tool on this token, logged in."""
+        return self.run("pkcs11-tool", "--module", self.MODULE, "--token-label", self.token,
+                        "--login", "--pin", self.pin, *args)
+
+    def make_key(self, label, extractable=False):
+        """An AES-256 key on the token: sensitive, and extractable only if asked."""
+        self.tool("--keygen", "--key-type", "AES:32", "--label", label, "--sensitive",
+                  *(["--extractable"] if extractable else []))
+
+    def server_args(self, key_label, pin_file=None):
+        return ["--hsm-module", self.MODULE, "--hsm-token", self.token, "--hsm-key", key_label,
+                "--hsm-pin-file", pin_file or self.pin_file]
+
+    def unseal(self, sealed, key_label):
+        """The KEK in a sealed KEK (docs/FORMAT.md), unsealed with PyKCS11 (Debian's
+        python3-pykcs11), independently of sealbox: what anyone holding the HSM key and
+        its PIN could do."""
+        import PyKCS11
+        current = proto_fields(proto_fields(sealed)[2])
+        fingerprint, blob = current[1], current[3]
+        os.environ["SOFTHSM2_CONF"] = self.env["SOFTHSM2_CONF"]
+        lib = PyKCS11.PyKCS11Lib()
+        lib.load(self.MODULE)
+        slot = next(s for s in lib.getSlotList(tokenPresent=True)
+                    if lib.getTokenInfo(s).label.strip() == self.token)
+        session = lib.openSession(slot)
+        try:
+            session.login(self.pin)
+            key = session.findObjects([(PyKCS11.CKA_CLASS, PyKCS11.CKO_SECRET_KEY),
+                                       (PyKCS11.CKA_LABEL, key_label)])[0]
+            mechanism = PyKCS11.AES_GCM_Mechanism(
+                blob[:12], b"sealbox/v1/sealed-kek" + fingerprint, 128)
+            return bytes(session.decrypt(key, blob[12:], mechanism)), fingerprint
+        finally:
+            session.closeSession()
+
+
+def proto_fields(data):
+    """The fields of a protobuf message by number (the last of each), for the few the
+    tests read without the schema: varints as ints, length-delimited as bytes."""
+    fields, i = {}, 0
+    def varint():
+        nonlocal i
+        value, shift = 0, 0
+        while True:
+            byte = data[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+    while i < len(data):
+        tag = varint()
+        if tag & 7 == 0:
+            fields[tag >> 3] = varint()
+        elif tag & 7 == 2:
+            size = varint()
+            fields[tag >> 3] = data[i:i + size]
+            i += size
+        else:
+            raise ValueError(f"wire type {tag & 7} not expected")
+    return fields
+
+
+def kek_fingerprint(kek):
+    """HMAC-SHA256(KEK, "sealbox/v1/kek-fingerprint")[0:16] (docs/FORMAT.md)."""
+    import hmac
+    return hmac.new(kek, b"sealbox/v1/kek-fingerprint", hashlib.sha256).digest()[:16]
+
+
 def read_status(pid, field):
     """A /proc/PID/status field in KiB (VmRSS, VmHWM)."""
     with open(f"/proc/{pid}/status") as status:
@@ -290,7 +391,7 @@ class Server:
     `kek` and `admin_token`), and one may be started again after a stop or a kill."""
 
     def __init__(self, data_dir=None, extra_args=(), kek=None, admin_token=None,
-                 wrapper=(), etcd=None, prefix=None, env=None):
+                 wrapper=(), etcd=None, prefix=None, env=None, hsm=None, hsm_key="sealbox-root"):
         self.home = tempfile.mkdtemp(prefix="sealbox-e2e-", dir=os.environ.get("TEST_TMPDIR"))
         self.data_dir = data_dir or os.path.join(self.home, "data")
         # On etcd: this Etcd (or the shared one), under a prefix named after data_dir.
@@ -306,7 +407,10 @@ class Server:
             f.write(self.admin_token + "\n")
         self.extra_args = list(extra_args)
         self.wrapper = list(wrapper)  # a command the server runs under (prlimit ...)
-        self.env = dict(os.environ, **(env or {}))
+        # With a SoftHsm: the KEK sealed by its key `hsm_key` instead of the file above.
+        self.hsm = hsm
+        self.hsm_key = hsm_key
+        self.env = dict(os.environ, **(hsm.env if hsm else {}), **(env or {}))
         self.process = None
         self.port = None
         self.metrics_port = None
@@ -318,7 +422,7 @@ class Server:
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
             self.wrapper + SERVER + ["--listen", listen] + self.store_args() +
-            ["--kek-file", self.kek_file, "--admin-token-file", self.admin_token_file,
+            self.kek_args() + ["--admin-token-file", self.admin_token_file,
              "--init", "--metrics-listen", "127.0.0.1:0"] + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + seconds
@@ -337,6 +441,12 @@ class Server:
         self.process.wait()
         self.log.close()
         raise RuntimeError(f"server did not serve within {seconds} s: " + self.output())
+
+    def kek_args(self):
+        """Where the KEK comes from: the HSM, or the KEK file."""
+        if self.hsm is not None:
+            return self.hsm.server_args(self.hsm_key)
+        return ["--kek-file", self.kek_file]
 
     def store_args(self):
         """Where the keystore is: --data-dir, or etcd's endpoints and this prefix."""
