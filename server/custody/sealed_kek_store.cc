@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -26,28 +27,18 @@ class FileStore final : public SealedKekStore {
 
   std::string Describe() const override { return path_; }
 
-  absl::StatusOr<std::optional<std::string>> Read() override {
+  absl::StatusOr<std::optional<Stored>> Read() override {
     absl::StatusOr<FileRead> read = ReadFile(path_);
     if (absl::IsNotFound(read.status())) return std::nullopt;
     if (!read.ok()) return read.status();
-    return std::string(read->bytes.begin(), read->bytes.end());
+    return Stored{std::string(read->bytes.begin(), read->bytes.end()), 0};
   }
 
   // A temporary file, fsynced, then link(2)ed to the name: link never replaces, so
   // the first writer wins and nobody sees a half-written file.
-  absl::StatusOr<std::string> CreateIfAbsent(const std::string& sealed) override {
+  absl::StatusOr<Stored> CreateIfAbsent(const std::string& sealed) override {
     const std::string temp = absl::StrCat(path_, ".tmp.", getpid());
-    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Errno("cannot create", temp);
-    const bool written = write(fd, sealed.data(), sealed.size()) ==
-                             static_cast<ssize_t>(sealed.size()) &&
-                         fsync(fd) == 0;
-    close(fd);
-    if (!written) {
-      absl::Status failed = Errno("cannot write", temp);
-      unlink(temp.c_str());
-      return failed;
-    }
+    if (absl::Status s = WriteSynced(temp, sealed); !s.ok()) return s;
     const int linked = link(temp.c_str(), path_.c_str());
     const int link_errno = errno;
     unlink(temp.c_str());
@@ -56,13 +47,61 @@ class FileStore final : public SealedKekStore {
       return Errno("cannot create", path_);
     }
     if (absl::Status synced = SyncDirectoryOf(path_); !synced.ok()) return synced;
-    absl::StatusOr<std::optional<std::string>> there = Read();
-    if (!there.ok()) return there.status();
-    if (!there->has_value()) return absl::UnavailableError(absl::StrCat(path_, " vanished"));
-    return **there;
+    return ReadPresent();
+  }
+
+  // Compare and replace under a lock of its own (kek.sealed.lock): the keystore's
+  // writers read this file, never lock it.
+  absl::StatusOr<Stored> Replace(const Stored& expected, const std::string& sealed) override {
+    const std::string lock_path = path_ + ".lock";
+    int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0) return Errno("cannot open", lock_path);
+    if (flock(lock, LOCK_EX) != 0) {
+      absl::Status failed = Errno("cannot lock", lock_path);
+      close(lock);
+      return failed;
+    }
+    absl::StatusOr<Stored> result = ReplaceLocked(expected, sealed);
+    close(lock);
+    return result;
   }
 
  private:
+  absl::StatusOr<Stored> ReplaceLocked(const Stored& expected, const std::string& sealed) {
+    absl::StatusOr<Stored> now = ReadPresent();
+    if (!now.ok()) return now.status();
+    if (now->bytes != expected.bytes) {
+      return absl::AbortedError(absl::StrCat(path_, " changed since it was read"));
+    }
+    absl::StatusOr<FileIdentity> written = ReplaceFile(
+        path_, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(sealed.data()), sealed.size()),
+        /*fail_before_rename=*/nullptr);
+    if (!written.ok()) return written.status();
+    return Stored{sealed, 0};
+  }
+
+  absl::StatusOr<Stored> ReadPresent() {
+    absl::StatusOr<std::optional<Stored>> there = Read();
+    if (!there.ok()) return there.status();
+    if (!there->has_value()) return absl::UnavailableError(absl::StrCat(path_, " vanished"));
+    return **std::move(there);
+  }
+
+  static absl::Status WriteSynced(const std::string& path, const std::string& bytes) {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return Errno("cannot create", path);
+    const bool written =
+        write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
+        fsync(fd) == 0;
+    close(fd);
+    if (!written) {
+      absl::Status failed = Errno("cannot write", path);
+      unlink(path.c_str());
+      return failed;
+    }
+    return absl::OkStatus();
+  }
+
   static absl::Status SyncDirectoryOf(const std::string& path) {
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
@@ -86,36 +125,55 @@ class EtcdStore final : public SealedKekStore {
     return absl::StrCat("etcd key ", key_, " at ", client_->Endpoints());
   }
 
-  absl::StatusOr<std::optional<std::string>> Read() override {
+  absl::StatusOr<std::optional<Stored>> Read() override {
     etcdserverpb::RangeRequest request;
     request.set_key(key_);
     absl::StatusOr<etcdserverpb::RangeResponse> response = client_->Range(request);
     if (!response.ok()) return response.status();
     if (response->kvs_size() == 0) return std::nullopt;
-    return response->kvs(0).value();
+    return Stored{response->kvs(0).value(), response->kvs(0).mod_revision()};
   }
 
   // One transaction: put if the key was never created, else read what is there.
-  absl::StatusOr<std::string> CreateIfAbsent(const std::string& sealed) override {
+  absl::StatusOr<Stored> CreateIfAbsent(const std::string& sealed) override {
     etcdserverpb::TxnRequest txn;
     etcdserverpb::Compare* absent = txn.add_compare();
     absent->set_key(key_);
     absent->set_target(etcdserverpb::Compare_CompareTarget_CREATE);
     absent->set_result(etcdserverpb::Compare_CompareResult_EQUAL);
     absent->set_create_revision(0);
+    return PutOrRead(txn, sealed);
+  }
+
+  absl::StatusOr<Stored> Replace(const Stored& expected, const std::string& sealed) override {
+    etcdserverpb::TxnRequest txn;
+    etcdserverpb::Compare* unchanged = txn.add_compare();
+    unchanged->set_key(key_);
+    unchanged->set_target(etcdserverpb::Compare_CompareTarget_MOD);
+    unchanged->set_result(etcdserverpb::Compare_CompareResult_EQUAL);
+    unchanged->set_mod_revision(expected.revision);
+    absl::StatusOr<Stored> there = PutOrRead(txn, sealed);
+    if (there.ok() && there->bytes != sealed) {
+      return absl::AbortedError(absl::StrCat(key_, " changed since it was read"));
+    }
+    return there;
+  }
+
+ private:
+  // `txn` puts `sealed` if its compares hold, else reads what is there.
+  absl::StatusOr<Stored> PutOrRead(etcdserverpb::TxnRequest& txn, const std::string& sealed) {
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(key_);
     put->set_value(sealed);
     txn.add_failure()->mutable_request_range()->set_key(key_);
     absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
     if (!response.ok()) return response.status();
-    if (response->succeeded()) return sealed;
+    if (response->succeeded()) return Stored{sealed, response->header().revision()};
     const etcdserverpb::RangeResponse& there = response->responses(0).response_range();
     if (there.kvs_size() == 0) return absl::AbortedError(absl::StrCat(key_, " vanished"));
-    return there.kvs(0).value();
+    return Stored{there.kvs(0).value(), there.kvs(0).mod_revision()};
   }
 
- private:
   std::unique_ptr<etcd::EtcdClient> client_;
   const std::string key_;
 };

@@ -302,6 +302,12 @@ crypto::Epochs& Keystore::epochs() { return state_->epochs; }
 
 std::string Keystore::Describe() const { return state_->storage->Describe(); }
 
+StoreKeks& Keystore::keks() { return state_->storage->keks(); }
+
+absl::StatusOr<uint64_t> Keystore::RewrapAll(double records_per_second) {
+  return state_->storage->RewrapAll(records_per_second);
+}
+
 absl::Status Keystore::CatchUp(absl::Duration patience) {
   const absl::Time began = absl::Now();
   State& s = *state_;

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "sealbox/internal/keystore_record.pb.h"
+#include "server/keystore/kek_ring.h"
 #include "server/keystore/keystore_file.h"
 
 namespace sealbox::server {
@@ -147,6 +148,16 @@ class KeystoreStorage {
   // --export-keystore), so that no server ever sees it half-written; refuses a store
   // that holds one (ALREADY_EXISTS, FAILED_PRECONDITION).
   virtual absl::Status Import(const KeystoreContents& contents) = 0;
+
+  // The KEKs records are read with and written under (kek_ring.h), which a KEK
+  // rotation changes while serving.
+  virtual StoreKeks& keks() = 0;
+
+  // Writes again, under the current KEK, every record that is not under it; returns
+  // how many it wrote, at most `records_per_second` (0: as fast as it goes). Each
+  // write is conditioned like any other, so this is safe beside other writers and
+  // other replicas doing the same.
+  virtual absl::StatusOr<uint64_t> RewrapAll(double records_per_second) = 0;
 
   // Stops following. Idempotent; the destructor calls it.
   virtual void Stop() = 0;

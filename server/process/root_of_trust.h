@@ -11,12 +11,16 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/custody/root_key.h"
+#include "server/custody/sealed_kek_source.h"
+#include "server/custody/sealed_kek_store.h"
 #include "server/process/server_config.h"
 
 namespace sealbox::server {
 
 struct RootOfTrust {
   std::unique_ptr<custody::RootKey> root_key;  // kept to watch it while serving
+  std::unique_ptr<custody::SealedKekStore> store;
+  std::unique_ptr<custody::SealedKekSource> source;  // the storage asks it for new KEKs
   std::string sealed_kek_at;    // where the sealed KEK is: "/data/kek.sealed"
   std::string kek_fingerprint;  // hex: which KEK, safe to log
   bool created_root_key = false;
@@ -25,8 +29,9 @@ struct RootOfTrust {
 };
 
 // Opens config.hsm's key, reads (or, with config.create_keystore, creates) the sealed
-// KEK beside the keystore and unseals it into config.kek. An etcd that does not answer
-// yet is waited for, up to a minute.
+// KEK beside the keystore and unseals it (with the KEKs of an unfinished rotation)
+// into config.keks, config.kek_source pointing at the returned source. An etcd that
+// does not answer yet is waited for, up to a minute.
 absl::StatusOr<RootOfTrust> UnsealKek(ServerConfig& config);
 
 }  // namespace sealbox::server

@@ -88,6 +88,18 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
     server->AuditCustody(trust.created_kek ? "CreateKek" : "UnsealKek", absl::OkStatus());
   }
   Keystore* keystore_ptr = server->keystore_.get();
+  if (server->root_of_trust_.root_key != nullptr) {
+    RootOfTrust& trust = server->root_of_trust_;
+    custody::KekRotationOptions rotation;
+    rotation.period = config.kek_rotation_period;
+    rotation.check_interval = trust.check_interval;
+    rotation.rewrap_records_per_second = config.kek_rewrap_records_per_second;
+    server->kek_rotation_ = std::make_unique<custody::KekRotation>(
+        trust.root_key.get(), trust.store.get(), trust.source.get(), keystore_ptr, rotation,
+        [s](absl::string_view event, const absl::Status& status, const std::string& fingerprint) {
+          s->KekRotationEvent(event, status, fingerprint);
+        });
+  }
   server->engine_ = std::make_unique<DataPlaneEngine>(
       keystore_ptr->epochs(), config.limits.max_decryption_failures_per_key,
       [keystore_ptr] { return keystore_ptr->CaughtUpSnapshot(); });
@@ -229,7 +241,22 @@ void SealboxServer::RootKeyChanged(const absl::Status& status) {
   UpdateHealth();
 }
 
-void SealboxServer::AuditCustody(absl::string_view method, const absl::Status& status) {
+void SealboxServer::KekRotationEvent(absl::string_view event, const absl::Status& status,
+                                     const std::string& fingerprint) {
+  if (status.ok()) {
+    Log(event).Add("kek_fingerprint", fingerprint).Add("sealed_kek", root_of_trust_.sealed_kek_at);
+  } else {
+    Log(event, "error").Add("kek_fingerprint", fingerprint).Add("error", status.message());
+  }
+  metrics_.CountCustodyEvent(event);
+  const absl::string_view method = event == "kek_rotation_started"    ? "KekRotationStarted"
+                                   : event == "kek_rotation_finished" ? "KekRotationFinished"
+                                                                      : "KekRotationFailed";
+  AuditCustody(method, status, fingerprint);
+}
+
+void SealboxServer::AuditCustody(absl::string_view method, const absl::Status& status,
+                                 const std::string& kek_fingerprint) {
   if (audit_ == nullptr) return;
   AuditRecord record;
   record.time = absl::Now();
@@ -238,7 +265,8 @@ void SealboxServer::AuditCustody(absl::string_view method, const absl::Status& s
   record.request_id = audit_->NextRequestId();
   record.code = status.code();
   record.root_key = root_of_trust_.root_key->Describe();
-  record.kek_fingerprint = root_of_trust_.kek_fingerprint;
+  record.kek_fingerprint =
+      kek_fingerprint.empty() ? root_of_trust_.kek_fingerprint : kek_fingerprint;
   audit_->Record(std::move(record));
 }
 
@@ -323,8 +351,9 @@ void SealboxServer::Wait() {
 SealboxServer::~SealboxServer() {
   Shutdown();
   Wait();
-  // Its thread calls back into this server.
+  // Their threads call back into this server.
   root_key_monitor_.reset();
+  kek_rotation_.reset();
   if (rotator_.joinable()) rotator_.join();
   if (health_watch_.joinable()) health_watch_.join();
   // Its thread calls back into this server: stop it while the server is whole.

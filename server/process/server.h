@@ -21,6 +21,7 @@
 #include "server/kms/kms_socket.h"
 #include "server/metrics/exposer.h"
 #include "server/metrics/metrics.h"
+#include "server/custody/kek_rotation.h"
 #include "server/custody/root_key_monitor.h"
 #include "server/process/root_of_trust.h"
 #include "server/process/server_config.h"
@@ -75,7 +76,11 @@ class SealboxServer {
   // logged, audited, counted, and shown in health (sealbox.RootKey) and metrics.
   void RootKeyChanged(const absl::Status& status);
   // An audit line for a custody event (service "sealbox.custody").
-  void AuditCustody(absl::string_view method, const absl::Status& status);
+  void AuditCustody(absl::string_view method, const absl::Status& status,
+                    const std::string& kek_fingerprint = "");
+  // From the KEK rotation: logged, audited and counted.
+  void KekRotationEvent(absl::string_view event, const absl::Status& status,
+                        const std::string& fingerprint);
 
   ServerConfig config_;
   RootOfTrust root_of_trust_;  // no root_key: the KEK was given (--kek-file)
@@ -103,6 +108,9 @@ class SealboxServer {
   std::thread health_watch_;
   bool root_key_up_ ABSL_GUARDED_BY(health_mu_) = true;
   std::unique_ptr<custody::RootKeyMonitor> root_key_monitor_;
+  // With a root key: KEK rotation while serving. Before the admin service, which
+  // calls it; stopped before the keystore goes.
+  std::unique_ptr<custody::KekRotation> kek_rotation_;
 };
 
 }  // namespace sealbox::server

@@ -24,6 +24,10 @@ absl::Status ServerConfig::Validate() const {
         "--migrate-keystore or --export-keystore)");
   }
   // A Kek's length was checked when it was made (Kek::FromBytes).
+  if (kek_rotation_period > absl::ZeroDuration() && !hsm.has_value()) {
+    return absl::InvalidArgumentError(
+        "--kek-rotation-period needs the KEK sealed by an HSM (--hsm-module)");
+  }
   if (kek.has_value() == hsm.has_value()) {
     return absl::InvalidArgumentError(kek.has_value()
                                           ? "a KEK and an HSM to seal one: give one of them"

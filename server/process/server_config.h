@@ -14,6 +14,7 @@
 #include "server/dataplane/data_plane_limits.h"
 #include "server/keystore/etcd/etcd_options.h"
 #include "server/keystore/kek.h"
+#include "server/keystore/kek_ring.h"
 #include "server/kms/kms_socket.h"
 
 namespace sealbox::server {
@@ -31,6 +32,13 @@ struct ServerConfig {
   // `hsm` names and unsealed by SealboxServer::Start (server/process/root_of_trust.h).
   std::optional<Kek> kek;
   std::optional<custody::HsmOptions> hsm;
+  // What Start makes of `hsm`: the KEKs unsealed, and where newer ones come from.
+  std::shared_ptr<const KekRing> keks;
+  KekSource* kek_source = nullptr;
+  // KEK rotation while serving (server/custody/kek_rotation.h), with `hsm` only:
+  // --kek-rotation-period (zero: only when asked) and --kek-rewrap-rate.
+  absl::Duration kek_rotation_period = absl::ZeroDuration();
+  double kek_rewrap_records_per_second = 0;
   std::optional<Kek> previous_kek;  // set only while the KEK is changed
   std::string admin_token;          // empty: admin plane unusable
   // TLS: PEM files, re-read every tls_reload_interval (server/process/tls_credentials.h).

@@ -11,6 +11,8 @@ absl::StatusOr<std::unique_ptr<FileStorage>> OpenFileStorage(const ServerConfig&
   options.data_dir = config.data_dir;
   options.kek = CloneKek(config.kek);
   options.previous_kek = CloneKek(config.previous_kek);
+  options.keks = config.keks;
+  options.kek_source = config.kek_source;
   options.poll_interval = config.reload_interval;
   return FileStorage::Create(std::move(options));
 }
@@ -21,6 +23,8 @@ absl::StatusOr<std::unique_ptr<etcd::EtcdStorage>> OpenEtcdStorage(const ServerC
   options.prefix = config.etcd_prefix;
   options.kek = CloneKek(config.kek);
   options.previous_kek = CloneKek(config.previous_kek);
+  options.keks = config.keks;
+  options.kek_source = config.kek_source;
   options.heartbeat = config.EtcdHeartbeat();
   return etcd::EtcdStorage::Create(std::move(options));
 }

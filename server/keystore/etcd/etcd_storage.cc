@@ -74,12 +74,13 @@ class EtcdStorage::Transaction : public StorageTransaction {
   absl::StatusOr<uint64_t> Commit(std::vector<RecordChange> changes) override {
     TxnRequest txn;
     for (const auto& [key, revision] : read_) CompareModRevision(txn, key, revision);
+    const std::shared_ptr<const KekRing> keks = storage_->keks_.ring();
     std::optional<Written> written;
     const Layout& layout = storage_->layout_;
     for (const RecordChange& change : changes) {
       const std::string key = layout.KeyOf(change.name);
       if (change.value.has_value()) {
-        auto value = storage_->Seal(key, *change.value);
+        auto value = storage_->Seal(key, *change.value, keks->current);
         if (!value.ok()) return value.status();
         Put(txn, key, *value);
         if (!written.has_value() || !written->value.has_value()) written = {key, *value};
@@ -98,7 +99,7 @@ class EtcdStorage::Transaction : public StorageTransaction {
         if (!written.has_value()) written = Written{key, std::nullopt};
       }
     }
-    return storage_->Commit(txn, written);
+    return storage_->Commit(txn, written, *keks);
   }
 
  private:
@@ -107,7 +108,14 @@ class EtcdStorage::Transaction : public StorageTransaction {
 };
 
 absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(EtcdStorageOptions options) {
-  if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
+  if (options.keks == nullptr) {
+    if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
+    std::vector<Kek> previous;
+    if (options.previous_kek.has_value()) previous.push_back(std::move(*options.previous_kek));
+    options.keks = std::make_shared<const KekRing>(std::move(*options.kek), std::move(previous));
+    options.kek.reset();
+    options.previous_kek.reset();
+  }
   if (options.prefix.empty()) return absl::InvalidArgumentError("the etcd prefix is empty");
   if (options.page_size < 1) options.page_size = 1;
   auto client = EtcdClient::Create(options.etcd);
@@ -116,7 +124,10 @@ absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(EtcdStorageOpti
 }
 
 EtcdStorage::EtcdStorage(EtcdStorageOptions options, std::unique_ptr<EtcdClient> client)
-    : options_(std::move(options)), client_(std::move(client)), layout_(options_.prefix) {}
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      layout_(options_.prefix),
+      keks_(options_.keks, options_.kek_source) {}
 
 EtcdStorage::~EtcdStorage() { Stop(); }
 
@@ -134,16 +145,14 @@ absl::Status EtcdStorage::DifferentKek() const {
       absl::StrCat(Describe(), " was written with a different KEK"));
 }
 
-const Kek& EtcdStorage::KekFor(absl::string_view value) const {
-  if (options_.previous_kek.has_value() && RecordWrittenWithKek(*options_.previous_kek, value)) {
-    return *options_.previous_kek;
-  }
-  return *options_.kek;  // or neither: opening then says "a different KEK"
+KekRef EtcdStorage::KekFor(absl::string_view value) {
+  return keks_.For([value](const Kek& kek) { return RecordWrittenWithKek(kek, value); });
 }
 
 absl::StatusOr<std::string> EtcdStorage::Seal(const std::string& key,
-                                              const internal::Record& record) const {
-  auto value = SealRecord(*options_.kek, key, record);
+                                              const internal::Record& record,
+                                              const Kek& kek) const {
+  auto value = SealRecord(kek, key, record);
   if (value.ok() && value->size() > kMaxValueBytes) {
     return absl::FailedPreconditionError(absl::StrCat(
         "etcd record ", key, " would be ", value->size(), " bytes, more than etcd takes (",
@@ -153,8 +162,10 @@ absl::StatusOr<std::string> EtcdStorage::Seal(const std::string& key,
 }
 
 absl::StatusOr<internal::Record> EtcdStorage::Decode(const mvccpb::KeyValue& kv,
-                                                     const std::optional<RecordName>& name) const {
-  auto record = OpenRecord(KekFor(kv.value()), kv.key(), kv.value());
+                                                     const std::optional<RecordName>& name) {
+  const KekRef kek = KekFor(kv.value());
+  // None known: opening with the current one says "a different KEK", or damage.
+  auto record = OpenRecord(kek != nullptr ? *kek : *keks_.Current(), kv.key(), kv.value());
   if (!record.ok()) return record.status();
   // The AAD already binds the value to its etcd key; this checks that what it holds
   // is the record that key names.
@@ -216,13 +227,14 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
     internal::Record info;
     info.mutable_keystore()->set_layout_version(1);
     info.mutable_keystore()->set_create_time_unix(absl::ToUnixSeconds(absl::Now()));
-    auto value = Seal(layout_.Marker(), info);
+    const std::shared_ptr<const KekRing> keks = keks_.ring();
+    auto value = Seal(layout_.Marker(), info, keks->current);
     if (!value.ok()) return value.status();
     TxnRequest txn;
     CompareModRevision(txn, layout_.Marker(), 0);
     Put(txn, layout_.Marker(), *value);
     // Lost to another replica's --init: its keystore is as good as ours.
-    auto created = Commit(txn, Written{layout_.Marker(), *value});
+    auto created = Commit(txn, Written{layout_.Marker(), *value}, *keks);
     if (!created.ok() && !absl::IsAborted(created.status())) return created.status();
     if (created.ok()) {
       Log("keystore_created").Add("store", Describe());
@@ -231,35 +243,45 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
     if (!marker.ok()) return marker.status();
     if (!marker->has_value()) return NoKeystore();
   }
-  const std::string& value = (*marker)->value();
-  if (!RecordWrittenWithKek(*options_.kek, value) &&
-      (!options_.previous_kek.has_value() ||
-       !RecordWrittenWithKek(*options_.previous_kek, value))) {
-    return DifferentKek();
-  }
-  if (!options_.previous_kek.has_value()) return false;
-  return Rewrap();
+  if (KekFor((*marker)->value()) == nullptr) return DifferentKek();
+  if (keks_.ring()->previous.empty()) return false;
+  auto rewrapped = RewrapAll(/*records_per_second=*/0);
+  if (!rewrapped.ok()) return rewrapped.status();
+  return *rewrapped > 0;
 }
 
-// Every record still under the previous KEK is written again under the current one,
-// each conditioned on being unchanged since read; one that changed meanwhile is
-// picked up by the next pass.
-absl::StatusOr<bool> EtcdStorage::Rewrap() {
-  bool rewrapped = false;
+// Each pass reads every record and writes again those not under the current KEK,
+// each conditioned on being unchanged since read; one that changed meanwhile (or a
+// batch that found the KEK changed) is picked up by the next pass.
+absl::StatusOr<uint64_t> EtcdStorage::RewrapAll(double records_per_second) {
+  uint64_t rewrapped = 0, written = 0;
+  const absl::Time began = absl::Now();
   for (int pass = 0; pass < kTxnAttempts; ++pass) {
+    const std::shared_ptr<const KekRing> keks = keks_.ring();
     bool lost_a_race = false;
     TxnRequest batch;
     size_t batch_bytes = 0;
+    int batch_records = 0;
     auto flush = [&]() -> absl::Status {
       if (batch.success_size() == 0) return absl::OkStatus();
-      auto committed = Commit(batch, std::nullopt);
+      auto committed = Commit(batch, std::nullopt, *keks);
       batch.Clear();
       batch_bytes = 0;
       if (absl::IsAborted(committed.status())) {
         lost_a_race = true;
+        batch_records = 0;
         return absl::OkStatus();
       }
-      if (committed.ok()) rewrapped = true;
+      if (committed.ok()) rewrapped += batch_records;
+      written += batch_records;
+      batch_records = 0;
+      // Keep to the pace asked for: etcd serves the other replicas meanwhile.
+      if (records_per_second > 0) {
+        const absl::Time due = began + absl::Seconds(written / records_per_second);
+        if (stopping_.WaitForNotificationWithTimeout(due - absl::Now())) {
+          return absl::CancelledError("stopping");
+        }
+      }
       return committed.status();
     };
     etcdserverpb::RangeRequest request;
@@ -270,18 +292,19 @@ absl::StatusOr<bool> EtcdStorage::Rewrap() {
       auto page = client_->Range(request);
       if (!page.ok()) return page.status();
       for (const mvccpb::KeyValue& kv : page->kvs()) {
-        if (!RecordWrittenWithKek(*options_.previous_kek, kv.value())) continue;
+        if (RecordWrittenWithKek(keks->current, kv.value())) continue;
         const bool marker = layout_.IsMarker(kv.key());
         std::optional<RecordName> name = layout_.Parse(kv.key());
         if (!marker && !name.has_value()) continue;  // not ours
         auto record = Decode(kv, name);
         if (!record.ok()) return record.status();
-        auto value = Seal(kv.key(), *record);
+        auto value = Seal(kv.key(), *record, keks->current);
         WipeRecord(*record);
         if (!value.ok()) return value.status();
         CompareModRevision(batch, kv.key(), kv.mod_revision());
         Put(batch, kv.key(), *value);
         batch_bytes += value->size();
+        ++batch_records;
         if (batch.success_size() >= kBatchOps || batch_bytes >= kBatchBytes) {
           if (absl::Status s = flush(); !s.ok()) return s;
         }
@@ -301,9 +324,7 @@ absl::StatusOr<KeystoreContents> EtcdStorage::Load() {
   auto marker = Get(layout_.Marker(), &revision);
   if (!marker.ok()) return marker.status();
   if (!marker->has_value()) return NoKeystore();
-  if (!RecordWrittenWithKek(KekFor((*marker)->value()), (*marker)->value())) {
-    return DifferentKek();
-  }
+  if (KekFor((*marker)->value()) == nullptr) return DifferentKek();
   if (auto info = Decode(**marker, std::nullopt); !info.ok()) return info.status();
 
   KeystoreContents contents;
@@ -363,8 +384,15 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> EtcdStorage::Begin() {
   return std::make_unique<Transaction>(this);
 }
 
-absl::StatusOr<uint64_t> EtcdStorage::Commit(const TxnRequest& txn,
-                                             const std::optional<Written>& written) {
+absl::StatusOr<uint64_t> EtcdStorage::Commit(TxnRequest txn, const std::optional<Written>& written,
+                                             const KekRing& keks) {
+  // Only while the sealed KEK is still the one `keks` came from: a replica that has
+  // not seen a KEK rotation yet must not write under the KEK it retires.
+  const bool guarded = keks.sealed_revision > 0;
+  if (guarded) {
+    CompareModRevision(txn, layout_.SealedKek(), keks.sealed_revision);
+    txn.add_failure()->mutable_request_range()->set_key(layout_.SealedKek());
+  }
   bool failed_in_flight = false;
   absl::Duration backoff = absl::Milliseconds(100);
   absl::Status last;
@@ -372,6 +400,13 @@ absl::StatusOr<uint64_t> EtcdStorage::Commit(const TxnRequest& txn,
     auto response = client_->Txn(txn);
     if (response.ok()) {
       if (response->succeeded()) return response->header().revision();
+      if (guarded) {
+        const auto& sealed = response->responses(response->responses_size() - 1).response_range();
+        if (sealed.kvs_size() == 0 || sealed.kvs(0).mod_revision() != keks.sealed_revision) {
+          if (auto fresh = keks_.Refresh(); !fresh.ok()) return fresh.status();
+          return absl::AbortedError("the KEK changed (a KEK rotation) since the change began");
+        }
+      }
       if (!failed_in_flight || !written.has_value()) {
         return absl::AbortedError("a record changed since it was read");
       }
@@ -412,12 +447,13 @@ absl::Status EtcdStorage::Import(const KeystoreContents& contents) {
   }
   // Each batch is conditioned on there being no keystore yet, so a server started
   // with --init meanwhile stops the copy instead of being mixed into it.
+  const std::shared_ptr<const KekRing> keks = keks_.ring();
   TxnRequest batch;
   size_t batch_bytes = 0;
   auto flush = [&]() -> absl::Status {
     if (batch.success_size() == 0) return absl::OkStatus();
     CompareModRevision(batch, layout_.Marker(), 0);
-    auto committed = Commit(batch, std::nullopt);
+    auto committed = Commit(batch, std::nullopt, *keks);
     batch.Clear();
     batch_bytes = 0;
     if (absl::IsAborted(committed.status())) {
@@ -428,7 +464,7 @@ absl::Status EtcdStorage::Import(const KeystoreContents& contents) {
   };
   for (const RecordChange& record : RecordsOf(contents.file)) {
     const std::string key = layout_.KeyOf(record.name);
-    auto value = Seal(key, *record.value);
+    auto value = Seal(key, *record.value, keks->current);
     if (!value.ok()) return value.status();
     Put(batch, key, *value);
     batch_bytes += value->size();
@@ -439,7 +475,7 @@ absl::Status EtcdStorage::Import(const KeystoreContents& contents) {
   internal::Record info;
   info.mutable_keystore()->set_layout_version(1);
   info.mutable_keystore()->set_create_time_unix(absl::ToUnixSeconds(absl::Now()));
-  auto marker = Seal(layout_.Marker(), info);
+  auto marker = Seal(layout_.Marker(), info, keks->current);
   if (!marker.ok()) return marker.status();
   Put(batch, layout_.Marker(), *marker);
   return flush();

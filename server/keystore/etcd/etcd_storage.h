@@ -43,6 +43,7 @@
 #include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/etcd/layout.h"
 #include "server/keystore/kek.h"
+#include "server/keystore/kek_ring.h"
 #include "server/keystore/storage.h"
 
 namespace sealbox::server::etcd {
@@ -54,6 +55,10 @@ struct EtcdStorageOptions {
   // While the KEK is being changed: the one before it. Records still under it are
   // read with it and, at Prepare, written again under `kek`.
   std::optional<Kek> previous_kek;
+  // Instead of the two above, when a root key seals the KEK (server/custody): the
+  // KEKs, and where newer ones come from (it must outlive the storage).
+  std::shared_ptr<const KekRing> keks;
+  KekSource* kek_source = nullptr;
   // Records per Range page when loading.
   int page_size = 2000;
   // How often the keystore is proven current while etcd answers.
@@ -86,6 +91,12 @@ class EtcdStorage : public KeystoreStorage {
   // last; FAILED_PRECONDITION when the prefix holds anything.
   absl::Status Import(const KeystoreContents& contents) override;
 
+  StoreKeks& keks() override { return keks_; }
+  // Every record not under the current KEK written again under it, in batches of
+  // Txns each conditioned on its records being unchanged; passes again for records
+  // that changed meanwhile.
+  absl::StatusOr<uint64_t> RewrapAll(double records_per_second) override;
+
  private:
   class Transaction;
   // What a Txn wrote first, to tell after a failure in flight whether it committed.
@@ -103,16 +114,18 @@ class EtcdStorage : public KeystoreStorage {
   // Unwraps a record with whichever KEK wrote it, and checks that it is the record
   // its etcd key names.
   absl::StatusOr<internal::Record> Decode(const mvccpb::KeyValue& kv,
-                                          const std::optional<RecordName>& name) const;
-  const Kek& KekFor(absl::string_view value) const;
+                                          const std::optional<RecordName>& name);
+  // The KEK a value was written under (null: one nobody knows).
+  KekRef KekFor(absl::string_view value);
   absl::Status NoKeystore() const;
   absl::Status DifferentKek() const;
-  absl::StatusOr<std::string> Seal(const std::string& key, const internal::Record& record) const;
+  absl::StatusOr<std::string> Seal(const std::string& key, const internal::Record& record,
+                                   const Kek& kek) const;
   // Commits a Txn: its revision, ABORTED when a compare failed, UNAVAILABLE when etcd
   // did not answer (saying whether the change may have been made).
-  absl::StatusOr<uint64_t> Commit(const etcdserverpb::TxnRequest& txn,
-                                  const std::optional<Written>& written);
-  absl::StatusOr<bool> Rewrap();
+  // Written under `keks`: conditioned on the sealed KEK being the one they came from.
+  absl::StatusOr<uint64_t> Commit(etcdserverpb::TxnRequest txn,
+                                  const std::optional<Written>& written, const KekRing& keks);
 
   void WatchLoop();
   // One watch stream, until it ends: OUT_OF_RANGE when compacted away, else why.
@@ -145,6 +158,7 @@ class EtcdStorage : public KeystoreStorage {
   const EtcdStorageOptions options_;
   const std::unique_ptr<EtcdClient> client_;
   const Layout layout_;
+  StoreKeks keks_;
 
   absl::Mutex deliver_mu_;
   StorageListener* listener_ ABSL_GUARDED_BY(deliver_mu_) = nullptr;

@@ -142,7 +142,14 @@ class FileStorage::Transaction : public StorageTransaction {
 };
 
 absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(FileStorageOptions options) {
-  if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
+  if (options.keks == nullptr) {
+    if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
+    std::vector<Kek> previous;
+    if (options.previous_kek.has_value()) previous.push_back(std::move(*options.previous_kek));
+    options.keks = std::make_shared<const KekRing>(std::move(*options.kek), std::move(previous));
+    options.kek.reset();
+    options.previous_kek.reset();
+  }
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   return std::unique_ptr<FileStorage>(new FileStorage(std::move(options)));
 }
@@ -150,25 +157,34 @@ absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(FileStorageOpti
 FileStorage::FileStorage(FileStorageOptions options)
     : options_(std::move(options)),
       path_(options_.data_dir + "/keystore.sbx"),
-      lock_path_(options_.data_dir + "/keystore.lock") {}
+      lock_path_(options_.data_dir + "/keystore.lock"),
+      keks_(options_.keks, options_.kek_source) {}
 
 FileStorage::~FileStorage() { Stop(); }
 
 std::string FileStorage::Describe() const { return absl::StrCat("keystore ", path_); }
 
-const Kek& FileStorage::KekFor(absl::Span<const uint8_t> file) const {
-  if (options_.previous_kek.has_value() && WrittenWithKek(*options_.previous_kek, file)) {
-    return *options_.previous_kek;
-  }
-  return *options_.kek;  // or neither: opening then says "a different KEK"
+KekRef FileStorage::KekFor(absl::Span<const uint8_t> file) {
+  return keks_.For([file](const Kek& kek) { return WrittenWithKek(kek, file); });
 }
 
-absl::StatusOr<KeystoreContents> FileStorage::Open(const FileRead& read) const {
-  return OpenKeystore(KekFor(read.bytes), read.bytes, path_);
+absl::StatusOr<KeystoreContents> FileStorage::Open(const FileRead& read) {
+  const KekRef kek = KekFor(read.bytes);
+  // None known: opening with the current one says "a different KEK" (or damage).
+  return OpenKeystore(kek != nullptr ? *kek : *keks_.Current(), read.bytes, path_);
+}
+
+bool FileStorage::UnderCurrentKek(const FileRead& read) {
+  return WrittenWithKek(*keks_.Current(), read.bytes);
 }
 
 absl::StatusOr<FileIdentity> FileStorage::Write(const KeystoreContents& contents) {
-  auto bytes = SealKeystore(*options_.kek, contents);
+  // The KEK in force now, under the flock: another process on this data directory
+  // may have rotated it since this one looked.
+  if (keks_.has_source()) {
+    if (auto fresh = keks_.Refresh(); !fresh.ok()) return fresh.status();
+  }
+  auto bytes = SealKeystore(*keks_.Current(), contents);
   if (!bytes.ok()) return bytes.status();
   return ReplaceFile(path_, *bytes, options_.fail_before_rename_for_testing);
 }
@@ -194,7 +210,9 @@ absl::StatusOr<bool> FileStorage::Prepare(bool create) {
     return absl::NotFoundError(absl::StrCat("keystore ", path_, " does not exist"));
   }
   if (!read.ok()) return read.status();
-  if (&KekFor(read->bytes) == &*options_.kek) return false;
+  if (UnderCurrentKek(*read)) return false;
+  // Under a KEK nobody knows: say so, rather than write anything.
+  if (KekFor(read->bytes) == nullptr) return Open(*read).status();
   // Under the previous KEK: rewrite it under the current one now (a change with
   // nothing changed), so the previous KEK can be retired once every replica runs
   // with the current one.
@@ -207,6 +225,23 @@ absl::StatusOr<bool> FileStorage::Prepare(bool create) {
   ++contents->generation;
   if (auto written = Write(*contents); !written.ok()) return written.status();
   return true;
+}
+
+absl::StatusOr<uint64_t> FileStorage::RewrapAll(double /*records_per_second*/) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto flock = FileLock::Acquire(lock_path_);
+  if (!flock.ok()) return flock.status();
+  auto read = ReadFile(path_);
+  if (!read.ok()) return read.status();
+  if (keks_.has_source()) {
+    if (auto fresh = keks_.Refresh(); !fresh.ok()) return fresh.status();
+  }
+  if (UnderCurrentKek(*read)) return 0;
+  auto contents = Open(*read);
+  if (!contents.ok()) return contents.status();
+  ++contents->generation;
+  if (auto written = Write(*contents); !written.ok()) return written.status();
+  return RecordsOf(contents->file).size();
 }
 
 absl::StatusOr<KeystoreContents> FileStorage::Load() {

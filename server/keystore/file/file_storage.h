@@ -30,6 +30,11 @@ struct FileStorageOptions {
   // While the KEK is being changed: the one before it. A file still under it is read
   // with it and, at Prepare, written again under `kek`.
   std::optional<Kek> previous_kek;
+  // Instead of the two above, when a root key seals the KEK (server/custody): the
+  // KEKs, and where newer ones come from, asked again under the flock before each
+  // write (it must outlive the storage).
+  std::shared_ptr<const KekRing> keks;
+  KekSource* kek_source = nullptr;
   // How often Follow looks for another process's write.
   absl::Duration poll_interval = absl::Seconds(1);
   // Tests only: called after the temp file is written and synced, before the rename;
@@ -60,18 +65,25 @@ class FileStorage : public KeystoreStorage {
   // A new keystore file at generation 1; ALREADY_EXISTS when there is one.
   absl::Status Import(const KeystoreContents& contents) override;
 
+  StoreKeks& keks() override { return keks_; }
+  // The file written again under the current KEK if it is not: its record count then.
+  absl::StatusOr<uint64_t> RewrapAll(double records_per_second) override;
+
  private:
   class Transaction;
   explicit FileStorage(FileStorageOptions options);
 
-  const Kek& KekFor(absl::Span<const uint8_t> file) const;
-  absl::StatusOr<KeystoreContents> Open(const FileRead& read) const;
+  KekRef KekFor(absl::Span<const uint8_t> file);
+  absl::StatusOr<KeystoreContents> Open(const FileRead& read);
+  // Whether the file is under the current KEK; with `mu_` and the flock held.
+  bool UnderCurrentKek(const FileRead& read);
   // Writes `contents` under the current KEK; with `mu_` and the flock held.
   absl::StatusOr<FileIdentity> Write(const KeystoreContents& contents);
 
   const FileStorageOptions options_;
   const std::string path_;
   const std::string lock_path_;
+  StoreKeks keks_;
   // One transaction or reload at a time in this process; the flock excludes others.
   std::mutex mu_;
   FileIdentity loaded_;                  // the file the listener's keystore came from; mu_

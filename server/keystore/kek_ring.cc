@@ -1,0 +1,56 @@
+#include "server/keystore/kek_ring.h"
+
+#include <utility>
+
+#include "absl/time/clock.h"
+
+namespace sealbox::server {
+
+const Kek* KekRing::Find(const std::function<bool(const Kek&)>& wrote) const {
+  if (wrote(current)) return &current;
+  for (const Kek& kek : previous) {
+    if (wrote(kek)) return &kek;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const KekRing> StoreKeks::ring() const {
+  absl::MutexLock lock(&mu_);
+  return ring_;
+}
+
+void StoreKeks::Set(std::shared_ptr<const KekRing> ring) {
+  absl::MutexLock lock(&mu_);
+  ring_ = std::move(ring);
+}
+
+KekRef StoreKeks::Current() const {
+  std::shared_ptr<const KekRing> ring = this->ring();
+  return KekRef(ring, &ring->current);
+}
+
+KekRef StoreKeks::For(const std::function<bool(const Kek&)>& wrote) {
+  std::shared_ptr<const KekRing> ring = this->ring();
+  if (const Kek* kek = ring->Find(wrote)) return KekRef(ring, kek);
+  if (source_ == nullptr) return nullptr;
+  {
+    // A record under a KEK nobody knows must not cost an HSM call each time it is read.
+    absl::MutexLock lock(&mu_);
+    if (absl::Now() - last_miss_refresh_ < absl::Seconds(1)) return nullptr;
+    last_miss_refresh_ = absl::Now();
+  }
+  absl::StatusOr<std::shared_ptr<const KekRing>> fresh = Refresh();
+  if (!fresh.ok()) return nullptr;
+  if (const Kek* kek = (*fresh)->Find(wrote)) return KekRef(*fresh, kek);
+  return nullptr;
+}
+
+absl::StatusOr<std::shared_ptr<const KekRing>> StoreKeks::Refresh() {
+  if (source_ == nullptr) return ring();
+  absl::StatusOr<std::shared_ptr<const KekRing>> fresh = source_->Current();
+  if (!fresh.ok()) return fresh.status();
+  Set(*fresh);
+  return fresh;
+}
+
+}  // namespace sealbox::server
