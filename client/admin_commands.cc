@@ -247,6 +247,16 @@ Outcome RunKeyRotate(const Invocation& invocation) {
                    KeyRefOf(invocation), DescribeKey);
 }
 
+Outcome RunKekRotate(const Invocation& invocation) {
+  return CallAdmin(invocation, "rotate the KEK", &v1::Admin::Stub::RotateKek,
+                   v1::RotateKekRequest(), DescribeKekStatus);
+}
+
+Outcome RunKekStatus(const Invocation& invocation) {
+  return CallAdmin(invocation, "get the KEK's status", &v1::Admin::Stub::GetKekStatus,
+                   v1::GetKekStatusRequest(), DescribeKekStatus);
+}
+
 Outcome RunKeyDisable(const Invocation& invocation) {
   return CallAdmin(invocation, "disable key " + KeyPath(invocation), &v1::Admin::Stub::DisableKey,
                    KeyRefOf(invocation), DescribeKey);
@@ -477,6 +487,25 @@ std::vector<Command> AdminCommands() {
        2,
        2,
        RunKeyImport},
+      {{"admin", "kek", "rotate"},
+       "",
+       "rotate the keystore's KEK while serving (KEK sealed by an HSM only)",
+       "A new KEK, sealed by the HSM key, is current at once on every replica; every\n"
+       "record is rewrapped under it in the background, and the old KEK retired when\n"
+       "none is left under it. Calls keep succeeding throughout. Follow it with\n"
+       "`sealbox admin kek status`.",
+       {},
+       0,
+       0,
+       RunKekRotate},
+      {{"admin", "kek", "status"},
+       "",
+       "the KEK's fingerprint, age, custody and rotation progress",
+       "Read-only admin tokens may call it.",
+       {},
+       0,
+       0,
+       RunKekStatus},
       {{"admin", "key", "rotate"},
        "TENANT KEY",
        "add a fresh version and make it primary (older ones still open)",

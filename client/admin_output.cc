@@ -123,6 +123,32 @@ std::string DescribeAdminTokens(const v1::ListAdminTokensResponse& response) {
   return text;
 }
 
+std::string DescribeKekStatus(const v1::KekStatus& status) {
+  std::string text = absl::StrCat(
+      "fingerprint    ", status.fingerprint(), "\n", "created        ",
+      FormatUnixTime(status.create_time().seconds()), "\n", "sealed by      ",
+      status.root_key(), "\n", "kept at        ", status.sealed_at(), "\n");
+  absl::StrAppend(&text, "rotation       ",
+                  status.previous_keks() > 0
+                      ? absl::StrCat("unfinished: ", status.previous_keks(),
+                                     " older KEK(s) still read")
+                      : std::string("none under way"),
+                  "\n");
+  if (status.rewrapping() || status.records_rewrapped() > 0) {
+    absl::StrAppend(&text, "rewrapped      ", status.records_rewrapped(), " records",
+                    status.rewrapping() ? " so far (rewrapping now)" : "", "\n");
+  }
+  absl::StrAppend(&text, "next rotation  ",
+                  status.has_next_rotation_time()
+                      ? FormatUnixTime(status.next_rotation_time().seconds())
+                      : std::string("when asked (no --kek-rotation-period)"),
+                  "\n");
+  if (!status.last_error().empty()) {
+    absl::StrAppend(&text, "last error     ", status.last_error(), "\n");
+  }
+  return text;
+}
+
 std::string DescribeTenant(const v1::Tenant& tenant) {
   std::string text = absl::StrCat("tenant ", tenant.name(), "\n");
   for (const std::string& key : tenant.keys()) absl::StrAppend(&text, "  key    ", key, "\n");

@@ -22,6 +22,8 @@ std::string DescribeTenant(const sealbox::v1::Tenant& tenant);
 // A line per admin token (id, creation, read-only, expiry, description), and
 // whether the bootstrap token is retired.
 std::string DescribeAdminTokens(const sealbox::v1::ListAdminTokensResponse& response);
+// The KEK's custody and rotation, one "name  value" line each.
+std::string DescribeKekStatus(const sealbox::v1::KekStatus& status);
 
 // "2024-05-01 10:00:00 UTC"; "-" for 0.
 std::string FormatUnixTime(int64_t seconds);

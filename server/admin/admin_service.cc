@@ -28,7 +28,8 @@ absl::Status Into(const absl::StatusOr<T>& result, Response* response) {
 
 // What a read-only admin token may call: everything that changes nothing.
 bool OnlyReads(absl::string_view method) {
-  for (absl::string_view reader : {"ListTenants", "ListKeys", "GetKey", "ListAdminTokens"}) {
+  for (absl::string_view reader :
+       {"ListTenants", "ListKeys", "GetKey", "ListAdminTokens", "GetKekStatus"}) {
     if (method == reader) return true;
   }
   return false;
@@ -61,6 +62,26 @@ void AuditTarget(const google::protobuf::Message& request, absl::string_view met
   record.request_bytes = static_cast<int64_t>(request.ByteSizeLong());
 }
 
+absl::Status NoRootKey() {
+  return absl::FailedPreconditionError(
+      "this server's KEK is not sealed by an HSM (--hsm-module): a --kek-file KEK changes "
+      "with --previous-kek-file and a restart (docs/OPERATIONS.md)");
+}
+
+void ToProto(const custody::KekStatus& status, v1::KekStatus* out) {
+  out->set_root_key(status.root_key);
+  out->set_sealed_at(status.sealed_at);
+  out->set_fingerprint(status.fingerprint);
+  out->mutable_create_time()->set_seconds(absl::ToUnixSeconds(status.created));
+  out->set_previous_keks(status.previous_keks);
+  out->set_rewrapping(status.rewrapping);
+  out->set_records_rewrapped(static_cast<int64_t>(status.records_rewrapped));
+  if (status.next_rotation != absl::InfiniteFuture()) {
+    out->mutable_next_rotation_time()->set_seconds(absl::ToUnixSeconds(status.next_rotation));
+  }
+  out->set_last_error(status.last_error);
+}
+
 }  // namespace
 
 template <typename Operation>
@@ -82,8 +103,8 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   status = caller.status();
   if (status.ok() && caller->grant != nullptr && caller->grant->read_only && !OnlyReads(method)) {
     status = absl::PermissionDeniedError(
-        absl::StrCat("this admin token is read-only: it may call ListTenants, ListKeys, GetKey and "
-                     "ListAdminTokens, not ",
+        absl::StrCat("this admin token is read-only: it may call ListTenants, ListKeys, GetKey, "
+                     "ListAdminTokens and GetKekStatus, not ",
                      method));
   }
   // Admin calls change the store or report on it: none while it cannot be reached
@@ -315,6 +336,30 @@ grpc::ServerUnaryReactor* AdminService::ListAdminTokens(grpc::CallbackServerCont
           keystore_->snapshot()->TokenForSha256(sha256);
       response->set_bootstrap_retired(grant.ok() && (*grant)->retired);
     }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::RotateKek(grpc::CallbackServerContext* context,
+                                                  const v1::RotateKekRequest* request,
+                                                  v1::KekStatus* response) {
+  return Run(context, "RotateKek", *request, *response, [&](const Principal&) -> absl::Status {
+    if (kek_rotation_ == nullptr) return NoRootKey();
+    absl::StatusOr<custody::KekStatus> status = kek_rotation_->Start();
+    if (!status.ok()) return status.status();
+    ToProto(*status, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::GetKekStatus(grpc::CallbackServerContext* context,
+                                                     const v1::GetKekStatusRequest* request,
+                                                     v1::KekStatus* response) {
+  return Run(context, "GetKekStatus", *request, *response, [&](const Principal&) -> absl::Status {
+    if (kek_rotation_ == nullptr) return NoRootKey();
+    absl::StatusOr<custody::KekStatus> status = kek_rotation_->Status();
+    if (!status.ok()) return status.status();
+    ToProto(*status, response);
     return absl::OkStatus();
   });
 }

@@ -6,6 +6,7 @@
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "server/audit/audit_log.h"
 #include "server/auth/auth.h"
+#include "server/custody/kek_rotation.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
 
@@ -15,9 +16,14 @@ class AdminService final : public v1::Admin::CallbackService {
  public:
   // `audit`: where each call's audit record goes; null when admin calls are not
   // audited.
+  // `kek_rotation`: null when the KEK was given rather than sealed by an HSM.
   AdminService(Keystore* keystore, const Authenticator* authenticator, Metrics* metrics,
-               AuditLog* audit)
-      : keystore_(keystore), authenticator_(authenticator), metrics_(metrics), audit_(audit) {}
+               AuditLog* audit, custody::KekRotation* kek_rotation = nullptr)
+      : keystore_(keystore),
+        authenticator_(authenticator),
+        metrics_(metrics),
+        audit_(audit),
+        kek_rotation_(kek_rotation) {}
 
   grpc::ServerUnaryReactor* CreateTenant(grpc::CallbackServerContext* context,
                                          const v1::CreateTenantRequest* request,
@@ -77,6 +83,12 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* DestroyKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;
+  grpc::ServerUnaryReactor* RotateKek(grpc::CallbackServerContext* context,
+                                      const v1::RotateKekRequest* request,
+                                      v1::KekStatus* response) override;
+  grpc::ServerUnaryReactor* GetKekStatus(grpc::CallbackServerContext* context,
+                                         const v1::GetKekStatusRequest* request,
+                                         v1::KekStatus* response) override;
 
  private:
   // Authenticates the caller (a read-only admin token only for methods that change
@@ -91,6 +103,7 @@ class AdminService final : public v1::Admin::CallbackService {
   const Authenticator* authenticator_;
   Metrics* metrics_;
   AuditLog* audit_;
+  custody::KekRotation* kek_rotation_;
 };
 
 }  // namespace sealbox::server

@@ -135,7 +135,13 @@ void KekRotation::Finish() {
       break;
     }
     fingerprint = FingerprintHex((*ring)->current);
-    absl::StatusOr<uint64_t> count = keystore_->RewrapAll(options_.rewrap_records_per_second);
+    RewrapPace pace;
+    pace.records_per_second = options_.rewrap_records_per_second;
+    pace.progress = [this, before = rewrapped](uint64_t done) {
+      absl::MutexLock lock(&mu_);
+      records_rewrapped_ = before + done;
+    };
+    absl::StatusOr<uint64_t> count = keystore_->RewrapAll(pace);
     if (!count.ok()) {
       outcome = count.status();
       break;

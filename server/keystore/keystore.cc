@@ -304,8 +304,8 @@ std::string Keystore::Describe() const { return state_->storage->Describe(); }
 
 StoreKeks& Keystore::keks() { return state_->storage->keks(); }
 
-absl::StatusOr<uint64_t> Keystore::RewrapAll(double records_per_second) {
-  return state_->storage->RewrapAll(records_per_second);
+absl::StatusOr<uint64_t> Keystore::RewrapAll(const RewrapPace& pace) {
+  return state_->storage->RewrapAll(pace);
 }
 
 absl::Status Keystore::CatchUp(absl::Duration patience) {

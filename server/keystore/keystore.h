@@ -115,7 +115,7 @@ class Keystore final : private KeystoreWriter {
   // The store's KEKs, and every record written again under the current one: what a
   // KEK rotation (server/custody/kek_rotation.h) changes while serving.
   StoreKeks& keks();
-  absl::StatusOr<uint64_t> RewrapAll(double records_per_second);
+  absl::StatusOr<uint64_t> RewrapAll(const RewrapPace& pace);
 
   // The owner of the keys' epoch subkeys (crypto/format/epochs.h): the snapshots'
   // sealing epochs come from it, and the data plane opens other epochs through it.

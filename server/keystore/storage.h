@@ -11,6 +11,7 @@
 #define SEALBOX_SERVER_KEYSTORE_STORAGE_H_
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -105,6 +106,13 @@ class StorageTransaction {
   virtual absl::StatusOr<uint64_t> Commit(std::vector<RecordChange> changes) = 0;
 };
 
+// How RewrapAll goes: at most so many records a second (0: as fast as it goes), and
+// who hears how many are done after each write.
+struct RewrapPace {
+  double records_per_second = 0;
+  std::function<void(uint64_t rewrapped)> progress;
+};
+
 // A place a keystore is kept. Every method may be called from any thread.
 class KeystoreStorage {
  public:
@@ -154,10 +162,9 @@ class KeystoreStorage {
   virtual StoreKeks& keks() = 0;
 
   // Writes again, under the current KEK, every record that is not under it; returns
-  // how many it wrote, at most `records_per_second` (0: as fast as it goes). Each
-  // write is conditioned like any other, so this is safe beside other writers and
-  // other replicas doing the same.
-  virtual absl::StatusOr<uint64_t> RewrapAll(double records_per_second) = 0;
+  // how many it wrote. Each write is conditioned like any other, so this is safe
+  // beside other writers and other replicas doing the same.
+  virtual absl::StatusOr<uint64_t> RewrapAll(const RewrapPace& pace) = 0;
 
   // Stops following. Idempotent; the destructor calls it.
   virtual void Stop() = 0;

@@ -82,6 +82,13 @@ ABSL_FLAG(std::string, hsm_pin_file, "",
 ABSL_FLAG(bool, hsm_create_key, false,
           "With --init: generate --hsm-key in the HSM (AES-256, sensitive, never "
           "extractable) when --hsm-token has no key by that label.");
+ABSL_FLAG(std::string, kek_rotation_period, "",
+          "With --hsm-module: rotate the KEK this long after it was made (e.g. 2160h for "
+          "90 days): a new KEK, every record rewrapped in the background, no restart. "
+          "Empty: only when asked (sealbox admin kek rotate).");
+ABSL_FLAG(double, kek_rewrap_rate, 2000,
+          "Records per second a KEK rotation rewraps at, so that etcd keeps serving the "
+          "replicas meanwhile (0: as fast as it goes).");
 ABSL_FLAG(int, hsm_check_seconds, 10,
           "How often the HSM key is checked while serving; while it cannot be used, "
           "health service sealbox.RootKey is NOT_SERVING and sealbox_root_key_up is 0 "
@@ -344,6 +351,17 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
     absl::StatusOr<custody::HsmOptions> hsm = HsmFromFlags();
     if (!hsm.ok()) return hsm.status();
     config.hsm = *std::move(hsm);
+    if (const std::string period = absl::GetFlag(FLAGS_kek_rotation_period); !period.empty()) {
+      if (!absl::ParseDuration(period, &config.kek_rotation_period) ||
+          config.kek_rotation_period <= absl::ZeroDuration()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--kek-rotation-period: '", period, "' is not a duration (2160h)"));
+      }
+    }
+    config.kek_rewrap_records_per_second = absl::GetFlag(FLAGS_kek_rewrap_rate);
+    if (config.kek_rewrap_records_per_second < 0) {
+      return absl::InvalidArgumentError("--kek-rewrap-rate must be 0 or more");
+    }
   } else if (!kek_file.empty()) {
     absl::StatusOr<std::string> text = ReadFlagFile(kek_file, "kek-file");
     if (!text.ok()) return text.status();

@@ -28,6 +28,11 @@ absl::Status ServerConfig::Validate() const {
     return absl::InvalidArgumentError(
         "--kek-rotation-period needs the KEK sealed by an HSM (--hsm-module)");
   }
+  if (kek_rotation_period > absl::ZeroDuration() && kek_rotation_period < min_rotation_period) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kek-rotation-period is shorter than --min-rotation-period-seconds (",
+        absl::ToInt64Seconds(min_rotation_period), " s)"));
+  }
   if (kek.has_value() == hsm.has_value()) {
     return absl::InvalidArgumentError(kek.has_value()
                                           ? "a KEK and an HSM to seal one: give one of them"

@@ -245,7 +245,7 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
   }
   if (KekFor((*marker)->value()) == nullptr) return DifferentKek();
   if (keks_.ring()->previous.empty()) return false;
-  auto rewrapped = RewrapAll(/*records_per_second=*/0);
+  auto rewrapped = RewrapAll(RewrapPace());
   if (!rewrapped.ok()) return rewrapped.status();
   return *rewrapped > 0;
 }
@@ -253,7 +253,7 @@ absl::StatusOr<bool> EtcdStorage::Prepare(bool create) {
 // Each pass reads every record and writes again those not under the current KEK,
 // each conditioned on being unchanged since read; one that changed meanwhile (or a
 // batch that found the KEK changed) is picked up by the next pass.
-absl::StatusOr<uint64_t> EtcdStorage::RewrapAll(double records_per_second) {
+absl::StatusOr<uint64_t> EtcdStorage::RewrapAll(const RewrapPace& pace) {
   uint64_t rewrapped = 0, written = 0;
   const absl::Time began = absl::Now();
   for (int pass = 0; pass < kTxnAttempts; ++pass) {
@@ -272,12 +272,15 @@ absl::StatusOr<uint64_t> EtcdStorage::RewrapAll(double records_per_second) {
         batch_records = 0;
         return absl::OkStatus();
       }
-      if (committed.ok()) rewrapped += batch_records;
+      if (committed.ok()) {
+        rewrapped += batch_records;
+        if (pace.progress) pace.progress(rewrapped);
+      }
       written += batch_records;
       batch_records = 0;
       // Keep to the pace asked for: etcd serves the other replicas meanwhile.
-      if (records_per_second > 0) {
-        const absl::Time due = began + absl::Seconds(written / records_per_second);
+      if (pace.records_per_second > 0) {
+        const absl::Time due = began + absl::Seconds(written / pace.records_per_second);
         if (stopping_.WaitForNotificationWithTimeout(due - absl::Now())) {
           return absl::CancelledError("stopping");
         }

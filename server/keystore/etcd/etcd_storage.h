@@ -95,7 +95,7 @@ class EtcdStorage : public KeystoreStorage {
   // Every record not under the current KEK written again under it, in batches of
   // Txns each conditioned on its records being unchanged; passes again for records
   // that changed meanwhile.
-  absl::StatusOr<uint64_t> RewrapAll(double records_per_second) override;
+  absl::StatusOr<uint64_t> RewrapAll(const RewrapPace& pace) override;
 
  private:
   class Transaction;

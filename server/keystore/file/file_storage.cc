@@ -227,7 +227,7 @@ absl::StatusOr<bool> FileStorage::Prepare(bool create) {
   return true;
 }
 
-absl::StatusOr<uint64_t> FileStorage::RewrapAll(double /*records_per_second*/) {
+absl::StatusOr<uint64_t> FileStorage::RewrapAll(const RewrapPace& /*pace*/) {
   std::unique_lock<std::mutex> lock(mu_);
   auto flock = FileLock::Acquire(lock_path_);
   if (!flock.ok()) return flock.status();

@@ -67,7 +67,7 @@ class FileStorage : public KeystoreStorage {
 
   StoreKeks& keks() override { return keks_; }
   // The file written again under the current KEK if it is not: its record count then.
-  absl::StatusOr<uint64_t> RewrapAll(double records_per_second) override;
+  absl::StatusOr<uint64_t> RewrapAll(const RewrapPace& pace) override;
 
  private:
   class Transaction;
