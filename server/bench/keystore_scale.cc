@@ -17,7 +17,14 @@
 //              them drop every epoch; then the first Seal on each sampled key again
 //              (it derives a new epoch: the cost of a drop) (--drop_idle)
 //
-// and checks the targets: 100,000 keys load in under 3 s and use under 256 MiB.
+// and checks the targets: 100,000 keys load in under 3 s and use under 256 MiB. Then,
+// with the loaded keystore released:
+//
+//   rotate     a KEK rotation (--rotate_kek): wall time of RewrapAll to a new KEK,
+//              as a rotation runs it on a serving storage (the ring set, then the
+//              rewrap; --rewrap_rate paces it), median of --rotations runs that go
+//              to the new KEK and back, so that each rewraps every record; after
+//              each, every record must be under the new KEK and load with it alone
 // A tool, not a test: build it with -c opt; docs/PERFORMANCE.md has the figures.
 #include <fcntl.h>
 #include <malloc.h>
@@ -42,6 +49,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -50,8 +58,12 @@
 #include "crypto/secret/locked_memory.h"
 #include "crypto/secret/secret_bytes.h"
 #include "server/bench/stats.h"
+#include "server/keystore/etcd/etcd_client.h"
 #include "server/keystore/etcd/etcd_storage.h"
+#include "server/keystore/etcd/layout.h"
+#include "server/keystore/etcd/record_envelope.h"
 #include "server/keystore/file/file_storage.h"
+#include "server/keystore/kek_ring.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/snapshot.h"
@@ -70,6 +82,15 @@ ABSL_FLAG(bool, warm_all, true,
           "Also seal once with every key and report the memory their epochs add.");
 ABSL_FLAG(bool, drop_idle, true,
           "Then drop every idle epoch (two sweeps) and time the first Seals after.");
+ABSL_FLAG(bool, rotate_kek, false,
+          "Last, time RewrapAll of every record to a new KEK (a KEK rotation), checking "
+          "that it leaves every record under the new KEK.");
+ABSL_FLAG(int, rotations, 3,
+          "KEK rotations timed with --rotate_kek, to the new KEK and back; the median "
+          "is reported.");
+ABSL_FLAG(double, rewrap_rate, 0,
+          "Records per second each rotation rewraps at on etcd, as the server's "
+          "--kek-rewrap-rate (the file ignores it); 0: as fast as it goes.");
 
 namespace sealbox::scale {
 namespace {
@@ -215,11 +236,17 @@ struct Store {
   bool etcd() const { return !prefix.empty(); }
 };
 
+server::etcd::EtcdOptions EtcdOptionsOf() {
+  server::etcd::EtcdOptions options;
+  options.endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
+  options.request_timeout = absl::Seconds(30);
+  return options;
+}
+
 std::unique_ptr<server::KeystoreStorage> StorageOf(const Store& store, const server::Kek& kek) {
   if (store.etcd()) {
     server::etcd::EtcdStorageOptions options;
-    options.etcd.endpoints = absl::GetFlag(FLAGS_etcd_endpoints);
-    options.etcd.request_timeout = absl::Seconds(30);
+    options.etcd = EtcdOptionsOf();
     options.prefix = store.prefix;
     options.kek = kek.Clone();
     auto storage = server::etcd::EtcdStorage::Create(std::move(options));
@@ -266,6 +293,111 @@ SealTimes TimeSeals(const std::vector<const server::KeyEntry*>& keys, int later_
   return times;
 }
 
+// ---- KEK rotation ------------------------------------------------------------------
+
+server::Kek RandomKek() {
+  crypto::SecretBytes bytes(server::kKekBytes);
+  RAND_bytes(bytes.data(), bytes.size());
+  return *server::Kek::FromBytes(bytes.span());
+}
+
+// What a rotation to `current` sets: `current`, and `previous`, which the records
+// are under until rewrapped.
+std::shared_ptr<const server::KekRing> RingOf(const server::Kek& current,
+                                              const server::Kek& previous) {
+  std::vector<server::Kek> before;
+  before.push_back(previous.Clone());
+  return std::make_shared<const server::KekRing>(current.Clone(), std::move(before));
+}
+
+// The etcd prefix's record values (record_envelope.h: each starts "SBXR"), each of
+// which must be under `kek`; their count.
+uint64_t EtcdRecordsUnder(const Store& store, const server::Kek& kek) {
+  auto client = server::etcd::EtcdClient::Create(EtcdOptionsOf());
+  if (!client.ok()) Fail("EtcdClient::Create", client.status());
+  etcdserverpb::RangeRequest request;
+  request.set_key(store.prefix);
+  request.set_range_end(server::etcd::PrefixEnd(store.prefix));
+  request.set_limit(2000);
+  uint64_t records = 0;
+  while (true) {
+    auto page = (*client)->Range(request);
+    if (!page.ok()) Fail("Range", page.status());
+    for (const mvccpb::KeyValue& kv : page->kvs()) {
+      if (!absl::StartsWith(kv.value(), "SBXR")) continue;
+      if (!server::etcd::RecordWrittenWithKek(kek, kv.value())) {
+        Fail("after RewrapAll", absl::InternalError(absl::StrCat("etcd record ", kv.key(),
+                                                                 " is not under the new KEK")));
+      }
+      ++records;
+    }
+    if (!page->more() || page->kvs_size() == 0) break;
+    request.set_key(page->kvs(page->kvs_size() - 1).key() + '\0');
+  }
+  return records;
+}
+
+// Checks that the whole keystore is under `kek`: every etcd record value, or the
+// file, carries its fingerprint; and a Load with `kek` alone opens every record and
+// finds `keys` keys. Returns the records held, as RewrapAll counts them.
+uint64_t CheckUnderKek(const Store& store, const std::string& path, const server::Kek& kek,
+                       int64_t keys) {
+  uint64_t records = 0;
+  if (store.etcd()) {
+    records = EtcdRecordsUnder(store, kek);
+  } else if (!server::WrittenWithKek(kek, ReadWholeFile(path))) {
+    Fail("after RewrapAll", absl::InternalError(absl::StrCat(path, " is not under the new KEK")));
+  }
+  auto contents = StorageOf(store, kek)->Load();
+  if (!contents.ok()) Fail("Load with the new KEK alone", contents.status());
+  int64_t loaded_keys = 0;
+  for (const internal::Tenant& tenant : contents->file.tenants()) {
+    loaded_keys += tenant.keys_size();
+  }
+  if (loaded_keys != keys) {
+    Fail("Load with the new KEK alone",
+         absl::InternalError(absl::StrCat("found ", loaded_keys, " keys of ", keys)));
+  }
+  return store.etcd() ? records : server::RecordsOf(contents->file).size();
+}
+
+// Seconds per RewrapAll, and the records each rewrapped.
+struct RotationTimes {
+  uint64_t records = 0;
+  std::vector<double> seconds;
+};
+
+// Rotates `runs` times between `kek` and a new KEK, on one storage, as a rotation
+// does on a serving one: the ring set, then RewrapAll alone timed. Prepare is not
+// called (with previous KEKs in the ring, it rewraps too). Each run starts with
+// every record under the other KEK, so each rewraps them all.
+RotationTimes TimeRotations(const Store& store, const std::string& path, const server::Kek& kek,
+                            int runs, int64_t keys) {
+  std::vector<server::Kek> keks;
+  keks.push_back(kek.Clone());
+  keks.push_back(RandomKek());
+  std::unique_ptr<server::KeystoreStorage> storage = StorageOf(store, kek);
+  server::RewrapPace pace;
+  pace.records_per_second = std::max(0.0, absl::GetFlag(FLAGS_rewrap_rate));
+  RotationTimes times;
+  for (int i = 0; i < runs; ++i) {
+    const server::Kek& from = keks[i % 2];
+    const server::Kek& to = keks[(i + 1) % 2];
+    storage->keks().Set(RingOf(to, from));
+    Clock::time_point start = Clock::now();
+    absl::StatusOr<uint64_t> rewrapped = storage->RewrapAll(pace);
+    times.seconds.push_back(SecondsSince(start));
+    if (!rewrapped.ok()) Fail("RewrapAll", rewrapped.status());
+    const uint64_t held = CheckUnderKek(store, path, from, keys);
+    if (*rewrapped != held) {
+      Fail("RewrapAll", absl::InternalError(
+                            absl::StrCat("rewrapped ", *rewrapped, " of the ", held, " records")));
+    }
+    times.records = held;
+  }
+  return times;
+}
+
 std::string Mib(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / kMiB); }
 std::string Micros(double seconds) { return absl::StrFormat("%.1f us", seconds * 1e6); }
 
@@ -281,10 +413,10 @@ int Run() {
   auto implementation = crypto::DefaultImplementation();
   std::printf(
       "keystore_scale: Keystore::Open, memory, and first vs later Seals against the "
-      "targets; %d tenants x %d keys = %lld keys (AES-256, 1 version each), %d tokens; "
+      "targets%s; %d tenants x %d keys = %lld keys (AES-256, 1 version each), %d tokens; "
       "crypto implementation: %s\n",
-      tenants, keys_per_tenant, static_cast<long long>(keys), tenants,
-      implementation.ok() ? implementation->c_str() : "?");
+      absl::GetFlag(FLAGS_rotate_kek) ? ", then KEK rotations" : "", tenants, keys_per_tenant,
+      static_cast<long long>(keys), tenants, implementation.ok() ? implementation->c_str() : "?");
 
   char dir_template[] = "/tmp/keystore_scale.XXXXXX";
   if (mkdtemp(dir_template) == nullptr) {
@@ -476,7 +608,25 @@ int Run() {
   }
 
   keystore.reset();
+  snapshot.reset();
+  if (absl::GetFlag(FLAGS_rotate_kek)) {
+    const int runs = std::max(1, absl::GetFlag(FLAGS_rotations));
+    const RotationTimes rotations = TimeRotations(store, path, kek, runs, keys);
+    const double rewrap_s = Median(rotations.seconds);
+    const double rate = absl::GetFlag(FLAGS_rewrap_rate);
+    const std::string pace =
+        rate > 0 && store.etcd() ? absl::StrFormat("paced at %.0f records/s", rate) : "unpaced";
+    std::printf("\nKEK rotation (RewrapAll to a new KEK, then back; %s):\n", pace.c_str());
+    row("records rewrapped per run",
+        absl::StrFormat("%llu (every record; each run left all under the new KEK)",
+                        static_cast<unsigned long long>(rotations.records)));
+    row(absl::StrFormat("RewrapAll (median of %d)", runs),
+        absl::StrFormat("%.3f s  (runs: %s)", rewrap_s, seconds_list(rotations.seconds)));
+    row("records per second", absl::StrFormat("%.0f", rotations.records / rewrap_s));
+  }
+
   unlink(path.c_str());
+  unlink((dir + "/keystore.lock").c_str());
   rmdir(dir.c_str());
   if (store.etcd()) {
     std::printf("\n(the keystore stays under etcd prefix %s; the etcd is the caller's)\n",
@@ -491,7 +641,8 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Writes a keystore of --tenants x --keys_per_tenant keys in a temporary "
-      "directory and measures Keystore::Open, its memory, and first vs later Seals.");
+      "directory and measures Keystore::Open, its memory, and first vs later Seals; "
+      "with --rotate_kek, then a KEK rotation's rewrap of every record.");
   absl::ParseCommandLine(argc, argv);
   return sealbox::scale::Run();
 }
