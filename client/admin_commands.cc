@@ -14,7 +14,9 @@
 #include "client/admin_output.h"
 #include "client/channel.h"
 #include "client/input.h"
+#include "client/output.h"
 #include "client/token_scope.h"
+#include "google/protobuf/util/json_util.h"
 #include "sealbox/v1/admin.grpc.pb.h"
 
 namespace sealbox::client {
@@ -200,6 +202,7 @@ Outcome RunKeyCreate(const Invocation& invocation) {
   v1::CreateKeyRequest request;
   request.set_tenant(invocation.args[0]);
   request.set_key(invocation.args[1]);
+  request.set_exportable(invocation.Has("--exportable"));
   if (invocation.Has("--algorithm")) {
     std::string name = absl::StrReplaceAll(absl::AsciiStrToLower(invocation.Get("--algorithm")),
                                            {{"-", ""}, {"_", ""}});
@@ -240,6 +243,110 @@ Outcome RunKeyImport(const Invocation& invocation) {
                               &v1::Admin::Stub::ImportKey, request, DescribeKey);
   explicit_bzero(request.mutable_material()->data(), request.material().size());
   return outcome;
+}
+
+// Writes `bytes` to `path` (through a temporary file), or says why it could not.
+Outcome WriteFileOrFail(const std::string& path, absl::string_view bytes, absl::string_view flag) {
+  absl::StatusOr<std::unique_ptr<Output>> out = Output::Create(path);
+  absl::Status written = out.ok() ? (*out)->Write(bytes) : out.status();
+  if (written.ok()) written = (*out)->Commit();
+  if (!written.ok()) return Outcome::Error(absl::StrCat(flag, ": ", written.message()));
+  return Outcome::Ok();
+}
+
+Outcome RunKeyImportParams(const Invocation& invocation) {
+  v1::GetImportParametersRequest request;
+  request.set_tenant(invocation.args[0]);
+  if (invocation.Has("--ttl")) {
+    absl::StatusOr<absl::Duration> ttl = ParseLifetime(invocation.Get("--ttl"));
+    if (!ttl.ok()) return Outcome::Usage(absl::StrCat("--ttl: ", ttl.status().message()));
+    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  }
+  const std::string pem_path = invocation.Has("--public-key-out") ? invocation.Get("--public-key-out") : "";
+  Outcome written = Outcome::Ok();
+  Outcome called = CallAdmin(
+      invocation, "get import parameters of tenant " + invocation.args[0],
+      &v1::Admin::Stub::GetImportParameters, request,
+      [&](const v1::ImportParameters& params) -> std::string {
+        if (pem_path.empty()) {
+          return absl::StrCat(params.import_key_id(), "\n", params.public_key_pem());
+        }
+        written = WriteFileOrFail(pem_path, params.public_key_pem(), "--public-key-out");
+        return absl::StrCat(params.import_key_id(), "\n");
+      });
+  return called.ok() ? written : called;
+}
+
+Outcome RunKeyImportWrapped(const Invocation& invocation) {
+  const bool from_export = invocation.Has("--export-file");
+  if (from_export == invocation.Has("--wrapped-file")) {
+    return Outcome::Usage("give --wrapped-file (with --import-key-id) or --export-file");
+  }
+  v1::ImportWrappedKeyRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  request.set_exportable(invocation.Has("--exportable"));
+  if (!from_export) {
+    if (!invocation.Has("--import-key-id")) return Outcome::Usage("--import-key-id ID is required");
+    request.set_import_key_id(invocation.Get("--import-key-id"));
+    absl::StatusOr<std::string> wrapped = ReadWholeFile(invocation.Get("--wrapped-file"), 1 << 20);
+    if (!wrapped.ok()) {
+      return Outcome::Error(absl::StrCat("--wrapped-file: ", wrapped.status().message()));
+    }
+    request.set_wrapped_material(*std::move(wrapped));
+    return CallAdmin(invocation, "import wrapped key " + KeyPath(invocation),
+                     &v1::Admin::Stub::ImportWrappedKey, request, DescribeKey);
+  }
+  // Every version of an export (`sealbox admin key export`), in order, each as the
+  // version number it had there, so that what was sealed there opens here.
+  absl::StatusOr<std::string> text = ReadWholeFile(invocation.Get("--export-file"), 64 << 20);
+  if (!text.ok()) return Outcome::Error(absl::StrCat("--export-file: ", text.status().message()));
+  v1::ExportKeyResponse exported;
+  if (!google::protobuf::util::JsonStringToMessage(*text, &exported).ok() ||
+      exported.versions().empty()) {
+    return Outcome::Usage(absl::StrCat("--export-file: ", invocation.Get("--export-file"),
+                                       " is not what `sealbox admin key export` writes"));
+  }
+  request.set_import_key_id(exported.import_key_id());
+  Outcome last = Outcome::Ok();
+  for (const v1::WrappedKeyVersion& version : exported.versions()) {
+    request.set_version(version.version());
+    request.set_wrapped_material(version.wrapped_material());
+    last = CallAdmin(invocation,
+                     absl::StrCat("import version ", version.version(), " of ", KeyPath(invocation)),
+                     &v1::Admin::Stub::ImportWrappedKey, request,
+                     [&](const v1::Key& key) -> std::string {
+                       // Only the last answer shows the key, with every version.
+                       return version.version() == exported.versions().rbegin()->version()
+                                  ? DescribeKey(key)
+                                  : std::string();
+                     });
+    if (!last.ok()) return last;
+  }
+  return last;
+}
+
+Outcome RunKeyExport(const Invocation& invocation) {
+  if (!invocation.Has("--public-key") || !invocation.Has("--import-key-id") ||
+      !invocation.Has("--out")) {
+    return Outcome::Usage("--public-key FILE, --import-key-id ID and --out FILE are required");
+  }
+  absl::StatusOr<std::string> pem = ReadWholeFile(invocation.Get("--public-key"), 64 << 10);
+  if (!pem.ok()) return Outcome::Error(absl::StrCat("--public-key: ", pem.status().message()));
+  v1::ExportKeyRequest request;
+  request.set_tenant(invocation.args[0]);
+  request.set_key(invocation.args[1]);
+  request.set_public_key(*std::move(pem));
+  request.set_import_key_id(invocation.Get("--import-key-id"));
+  Outcome written = Outcome::Ok();
+  Outcome called = CallAdmin(
+      invocation, "export key " + KeyPath(invocation), &v1::Admin::Stub::ExportKey, request,
+      [&](const v1::ExportKeyResponse& response) -> std::string {
+        written = WriteFileOrFail(invocation.Get("--out"), JsonOf(response), "--out");
+        return absl::StrCat("exported ", response.versions_size(), " version(s) of ",
+                            KeyPath(invocation), " to ", invocation.Get("--out"), "\n");
+      });
+  return called.ok() ? written : called;
 }
 
 Outcome RunKeyRotate(const Invocation& invocation) {
@@ -469,16 +576,59 @@ std::vector<Command> AdminCommands() {
        0,
        RunAdminTokenList},
       {{"admin", "key", "create"},
-       "TENANT KEY [--algorithm aes128|aes256]",
+       "TENANT KEY [--algorithm aes128|aes256] [--exportable]",
        "create a key with a fresh random version 1",
-       "Key names: 1-64 of [A-Za-z0-9_.-].",
-       {{"--algorithm", "", "ALG", "aes128 or aes256 (default aes256)"}},
+       "Key names: 1-64 of [A-Za-z0-9_.-]. An --exportable key's versions may leave,\n"
+       "wrapped for another sealbox (`admin key export`); without it they never do,\n"
+       "and that cannot be changed.",
+       {{"--algorithm", "", "ALG", "aes128 or aes256 (default aes256)"},
+        {"--exportable", "", "", "its versions may be exported, wrapped"}},
        2,
        2,
        RunKeyCreate},
+      {{"admin", "key", "import-params"},
+       "TENANT [--public-key-out FILE] [--ttl D]",
+       "an import key to wrap key material for (RSA-4096, CKM_RSA_AES_KEY_WRAP)",
+       "Prints the import key's id, then its public key (PEM), or writes the PEM to\n"
+       "--public-key-out. Wrap the material for it with RSA-OAEP-SHA-256 and AES key\n"
+       "wrap with padding (docs/OPERATIONS.md shows the openssl commands), then\n"
+       "`admin key import-wrapped`. The private half stays in the keystore.",
+       {{"--public-key-out", "", "FILE", "write the public key (PEM) here"},
+        {"--ttl", "", "D", "how long a new import key lives (default 24h, at most 7d)"}},
+       1,
+       1,
+       RunKeyImportParams},
+      {{"admin", "key", "import-wrapped"},
+       "TENANT KEY (--import-key-id ID --wrapped-file FILE | --export-file FILE)",
+       "bring your own key, wrapped: as a new key or a new primary version",
+       "--wrapped-file holds RSA-OAEP(one-time AES key) || AES-KWP(material) for the\n"
+       "import key ID. --export-file takes what `admin key export` wrote on another\n"
+       "server for this one's import key, and imports every version in order.",
+       {{"--import-key-id", "", "ID", "the import key the material was wrapped for"},
+        {"--wrapped-file", "", "FILE", "the wrapped material"},
+        {"--export-file", "", "FILE", "an export from another sealbox"},
+        {"--exportable", "", "", "a new key may itself be exported later"}},
+       2,
+       2,
+       RunKeyImportWrapped},
+      {{"admin", "key", "export"},
+       "TENANT KEY --public-key FILE --import-key-id ID --out FILE",
+       "an exportable key's versions, wrapped for another sealbox's import key",
+       "Get the receiver's import key with `admin key import-params` there. Only keys\n"
+       "created --exportable may leave; the refusal is audited. --out is JSON (the\n"
+       "ExportKey response); import it there with `admin key import-wrapped\n"
+       "--export-file`.",
+       {{"--public-key", "", "FILE", "the receiver's import key (PEM)"},
+        {"--import-key-id", "", "ID", "its id"},
+        {"--out", "", "FILE", "where the export goes"}},
+       2,
+       2,
+       RunKeyExport},
       {{"admin", "key", "import"},
        "TENANT KEY --material-file FILE",
        "bring your own key: create a key, or add a primary version, from raw bytes",
+       "For development: the material travels unwrapped. In production use\n"
+       "`admin key import-wrapped`.\n"
        "FILE holds the raw AES key, exactly 16 (AES-128) or 32 (AES-256) bytes, e.g.\n"
        "  head -c 32 /dev/urandom > key.bin\n"
        "If the key exists, the material becomes its new primary version and must match\n"

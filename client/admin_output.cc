@@ -71,6 +71,7 @@ std::string DescribeKey(const v1::Key& key) {
     absl::StrAppend(&text, absl::StrFormat("  trimmed below v%d", key.min_available_version()));
   }
   if (key.disabled()) absl::StrAppend(&text, "  DISABLED (no version seals or opens)");
+  if (key.exportable()) absl::StrAppend(&text, "  exportable");
   if (key.has_rotation_period()) {
     // Whole days as the CLI takes them ("90d"), else Go-style ("1h30m0s").
     const int64_t seconds = key.rotation_period().seconds();

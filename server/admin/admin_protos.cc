@@ -41,6 +41,7 @@ v1::Key ToProto(const KeyInfo& key) {
   out.set_min_decryption_version(key.min_decryption_version);
   out.set_min_available_version(key.min_available_version);
   out.set_disabled(key.disabled);
+  out.set_exportable(key.exportable);
   if (key.rotation_period > absl::ZeroDuration()) {
     out.mutable_rotation_period()->set_seconds(absl::ToInt64Seconds(key.rotation_period));
     SetSeconds(key.primary_create_time + key.rotation_period, out.mutable_next_rotation_time());

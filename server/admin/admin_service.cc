@@ -182,7 +182,7 @@ grpc::ServerUnaryReactor* AdminService::CreateKey(grpc::CallbackServerContext* c
                                                   v1::Key* response) {
   return Run(context, "CreateKey", *request, *response, [&](const Principal&) {
     return Into(keystore_->keys().CreateKey(request->tenant(), request->key(),
-                                            FromProto(request->algorithm())),
+                                            FromProto(request->algorithm()), request->exportable()),
                 response);
   });
 }
@@ -360,6 +360,63 @@ grpc::ServerUnaryReactor* AdminService::GetKekStatus(grpc::CallbackServerContext
     absl::StatusOr<custody::KekStatus> status = kek_rotation_->Status();
     if (!status.ok()) return status.status();
     ToProto(*status, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::GetImportParameters(
+    grpc::CallbackServerContext* context, const v1::GetImportParametersRequest* request,
+    v1::ImportParameters* response) {
+  return Run(context, "GetImportParameters", *request, *response,
+             [&](const Principal&) -> absl::Status {
+               const absl::Duration ttl = absl::Seconds(request->ttl().seconds()) +
+                                          absl::Nanoseconds(request->ttl().nanos());
+               absl::StatusOr<ImportParameters> params =
+                   keystore_->transfers().GetImportParameters(request->tenant(), ttl);
+               if (!params.ok()) return params.status();
+               response->set_import_key_id(params->import_key_id);
+               response->set_public_key_pem(params->public_key_pem);
+               response->set_public_key_der(params->public_key_der);
+               response->set_wrapping_algorithm("RSA_AES_KEY_WRAP_SHA_256");
+               response->mutable_create_time()->set_seconds(absl::ToUnixSeconds(params->create_time));
+               response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(params->expire_time));
+               metrics_->CountCustodyEvent("import_parameters_issued");
+               return absl::OkStatus();
+             });
+}
+
+grpc::ServerUnaryReactor* AdminService::ImportWrappedKey(grpc::CallbackServerContext* context,
+                                                         const v1::ImportWrappedKeyRequest* request,
+                                                         v1::Key* response) {
+  return Run(context, "ImportWrappedKey", *request, *response, [&](const Principal&) {
+    KeyAdmin::ImportOptions options;
+    options.exportable = request->exportable();
+    options.version = request->version();
+    absl::Status status =
+        Into(keystore_->transfers().ImportWrappedKey(request->tenant(), request->key(),
+                                                     request->import_key_id(),
+                                                     request->wrapped_material(), options),
+             response);
+    metrics_->CountCustodyEvent(status.ok() ? "key_imported_wrapped" : "wrapped_import_refused");
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::ExportKey(grpc::CallbackServerContext* context,
+                                                  const v1::ExportKeyRequest* request,
+                                                  v1::ExportKeyResponse* response) {
+  return Run(context, "ExportKey", *request, *response, [&](const Principal&) -> absl::Status {
+    absl::StatusOr<ExportedKey> exported =
+        keystore_->transfers().ExportKey(request->tenant(), request->key(), request->public_key());
+    metrics_->CountCustodyEvent(exported.ok() ? "key_exported" : "export_refused");
+    if (!exported.ok()) return exported.status();
+    *response->mutable_key() = ToProto(exported->key);
+    response->set_import_key_id(request->import_key_id());
+    for (const ExportedVersion& version : exported->versions) {
+      v1::WrappedKeyVersion* out = response->add_versions();
+      out->set_version(version.version);
+      out->set_wrapped_material(version.wrapped);
+    }
     return absl::OkStatus();
   });
 }

@@ -83,6 +83,15 @@ class AdminService final : public v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* DestroyKeyVersion(grpc::CallbackServerContext* context,
                                               const v1::KeyVersionRef* request,
                                               v1::Key* response) override;
+  grpc::ServerUnaryReactor* GetImportParameters(grpc::CallbackServerContext* context,
+                                                const v1::GetImportParametersRequest* request,
+                                                v1::ImportParameters* response) override;
+  grpc::ServerUnaryReactor* ImportWrappedKey(grpc::CallbackServerContext* context,
+                                             const v1::ImportWrappedKeyRequest* request,
+                                             v1::Key* response) override;
+  grpc::ServerUnaryReactor* ExportKey(grpc::CallbackServerContext* context,
+                                      const v1::ExportKeyRequest* request,
+                                      v1::ExportKeyResponse* response) override;
   grpc::ServerUnaryReactor* RotateKek(grpc::CallbackServerContext* context,
                                       const v1::RotateKekRequest* request,
                                       v1::KekStatus* response) override;

@@ -388,7 +388,7 @@ RotationTimes TimeRotations(const Store& store, const std::string& path, const s
     absl::StatusOr<uint64_t> rewrapped = storage->RewrapAll(pace);
     times.seconds.push_back(SecondsSince(start));
     if (!rewrapped.ok()) Fail("RewrapAll", rewrapped.status());
-    const uint64_t held = CheckUnderKek(store, path, from, keys);
+    const uint64_t held = CheckUnderKek(store, path, to, keys);
     if (*rewrapped != held) {
       Fail("RewrapAll", absl::InternalError(
                             absl::StrCat("rewrapped ", *rewrapped, " of the ", held, " records")));

@@ -85,6 +85,7 @@ struct KeySummary {
   absl::Duration rotation_period = absl::ZeroDuration();  // zero: not automatic
   absl::Time primary_create_time;  // the next rotation is due this + rotation_period
   bool disabled = false;           // DisableKey: no version seals or opens
+  bool exportable = false;         // its versions may leave wrapped (ExportKey)
 };
 
 // A key as admin calls describe it.

@@ -50,12 +50,16 @@ absl::StatusOr<internal::KeyVersion*> FindVersion(const std::string& tenant, int
       absl::StrCat(KeyRef(tenant, key.name()), " version ", version, " not found"));
 }
 
+// One past the highest version so far.
+uint32_t NextVersion(const internal::Key& key) {
+  uint32_t next = 1;
+  for (const internal::KeyVersion& v : key.versions()) next = std::max(next, v.version() + 1);
+  return next;
+}
+
 // Appends a version (one past the highest so far) and makes it primary.
 void AddPrimaryVersion(internal::Key& key, absl::Span<const uint8_t> material, bool imported) {
-  uint32_t next = 1;
-  for (const internal::KeyVersion& v : key.versions()) {
-    next = std::max(next, v.version() + 1);
-  }
+  const uint32_t next = NextVersion(key);
   internal::KeyVersion* version = key.add_versions();
   version->set_version(next);
   version->set_state(internal::ENABLED);
@@ -97,7 +101,7 @@ absl::StatusOr<KeyInfo> KeyAdmin::UpdateKey(
 }
 
 absl::StatusOr<KeyInfo> KeyAdmin::CreateKey(const std::string& tenant, const std::string& key,
-                                            KeyAlgorithm requested) {
+                                            KeyAlgorithm requested, bool exportable) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   internal::Algorithm algorithm = ToRecord(requested);
   if (algorithm == internal::ALGORITHM_UNSPECIFIED) algorithm = internal::AES_256_GCM;
@@ -118,6 +122,7 @@ absl::StatusOr<KeyInfo> KeyAdmin::CreateKey(const std::string& tenant, const std
     internal::Key& created = *record.mutable_key();
     created.set_name(key);
     created.set_algorithm(algorithm);
+    created.set_exportable(exportable);
     AddPrimaryVersion(created, material->span(), /*imported=*/false);
     txn.PutKey(tenant, created);
     result = InfoOf(tenant, created);
@@ -129,7 +134,8 @@ absl::StatusOr<KeyInfo> KeyAdmin::CreateKey(const std::string& tenant, const std
 }
 
 absl::StatusOr<KeyInfo> KeyAdmin::ImportKey(const std::string& tenant, const std::string& key,
-                                            absl::Span<const uint8_t> material) {
+                                            absl::Span<const uint8_t> material,
+                                            const ImportOptions& options) {
   if (absl::Status s = ValidateRef(tenant, key); !s.ok()) return s;
   const internal::Algorithm algorithm = material.size() == 16   ? internal::AES_128_GCM
                                         : material.size() == 32 ? internal::AES_256_GCM
@@ -162,6 +168,13 @@ absl::StatusOr<KeyInfo> KeyAdmin::ImportKey(const std::string& tenant, const std
     } else {
       imported.set_name(key);
       imported.set_algorithm(algorithm);
+      imported.set_exportable(options.exportable);
+    }
+    const uint32_t next = NextVersion(imported);
+    if (options.version != 0 && options.version != next) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          KeyRef(tenant, key), "'s next version is ", next, ", not ", options.version,
+          ": import an export's versions in order, into a key that has none of its own"));
     }
     AddPrimaryVersion(imported, material, /*imported=*/true);
     txn.PutKey(tenant, imported);

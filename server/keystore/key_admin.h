@@ -27,14 +27,29 @@ class KeyAdmin {
   KeyAdmin(const KeyAdmin&) = delete;
   KeyAdmin& operator=(const KeyAdmin&) = delete;
 
-  // `algorithm` kUnspecified means kAes256Gcm.
+  // `algorithm` kUnspecified means kAes256Gcm. An `exportable` key's versions may
+  // leave wrapped (key_transfer.h); the choice cannot be undone.
   absl::StatusOr<KeyInfo> CreateKey(const std::string& tenant, const std::string& key,
-                                    KeyAlgorithm algorithm);
+                                    KeyAlgorithm algorithm, bool exportable = false);
+
+  struct ImportOptions {
+    // For a new key: whether its versions may leave wrapped.
+    bool exportable = false;
+    // Nonzero: the version number the material must become (an export's own, so
+    // that what was sealed under it elsewhere opens here); FAILED_PRECONDITION when
+    // the key's next version is another.
+    uint32_t version = 0;
+  };
   // A new key (its algorithm from the material's size), or a new primary version of
   // an existing key (the size must match its algorithm). Material that is one byte
   // repeated (all zeros, ...) is INVALID_ARGUMENT.
   absl::StatusOr<KeyInfo> ImportKey(const std::string& tenant, const std::string& key,
-                                    absl::Span<const uint8_t> material);
+                                    absl::Span<const uint8_t> material,
+                                    const ImportOptions& options);
+  absl::StatusOr<KeyInfo> ImportKey(const std::string& tenant, const std::string& key,
+                                    absl::Span<const uint8_t> material) {
+    return ImportKey(tenant, key, material, ImportOptions());
+  }
   absl::StatusOr<KeyInfo> GetKey(const std::string& tenant, const std::string& key) const;
   absl::StatusOr<std::vector<KeyInfo>> ListKeys(const std::string& tenant) const;
 

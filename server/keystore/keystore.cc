@@ -199,7 +199,11 @@ struct Keystore::State : public StorageListener {
 };
 
 Keystore::Keystore(std::unique_ptr<State> state)
-    : state_(std::move(state)), tenants_(*this), keys_(*this), tokens_(*this) {}
+    : state_(std::move(state)),
+      tenants_(*this),
+      keys_(*this),
+      tokens_(*this),
+      transfers_(*this, keys_) {}
 
 Keystore::~Keystore() {
   state_->stopping.Notify();

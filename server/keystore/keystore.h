@@ -13,6 +13,7 @@
 //   server/keystore/tenant_admin.h   the admin rooms: tenants,
 //   server/keystore/key_admin.h        keys and versions (with rotation and its schedule),
 //   server/keystore/token_admin.h      tenant and admin tokens
+//   server/keystore/key_transfer.h     keys in and out, only wrapped
 //   server/keystore/keystore_transaction.h  what those rooms write through
 //   server/keystore/freshness.h      how long the snapshot may go unconfirmed
 #ifndef SEALBOX_SERVER_KEYSTORE_KEYSTORE_H_
@@ -33,6 +34,7 @@
 #include "server/keystore/health.h"
 #include "server/keystore/info.h"
 #include "server/keystore/key_admin.h"
+#include "server/keystore/key_transfer.h"
 #include "server/keystore/keystore_transaction.h"
 #include "server/keystore/snapshot.h"
 #include "server/keystore/storage.h"
@@ -132,6 +134,8 @@ class Keystore final : private KeystoreWriter {
   TenantAdmin& tenants() { return tenants_; }
   KeyAdmin& keys() { return keys_; }
   TokenAdmin& tokens() { return tokens_; }
+  // Keys in and out only wrapped: import keys, wrapped import, wrapped export.
+  KeyTransfer& transfers() { return transfers_; }
 
   ~Keystore();
 
@@ -151,6 +155,7 @@ class Keystore final : private KeystoreWriter {
   TenantAdmin tenants_;
   KeyAdmin keys_;
   TokenAdmin tokens_;
+  KeyTransfer transfers_;
 };
 
 }  // namespace sealbox::server

@@ -60,7 +60,14 @@ KeystoreContents::~KeystoreContents() {
     for (auto& key : *tenant.mutable_keys()) {
       for (auto& version : *key.mutable_versions()) WipeMaterial(version);
     }
+    for (auto& pair : *tenant.mutable_import_keys()) WipeImportKey(pair);
   }
+}
+
+void WipeImportKey(internal::ImportKeyPair& pair) {
+  std::string& secret = *pair.mutable_private_key_pkcs8();
+  OPENSSL_cleanse(secret.data(), secret.size());
+  secret.clear();
 }
 
 void WipeMaterial(internal::KeyVersion& version) {

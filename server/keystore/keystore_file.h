@@ -64,6 +64,8 @@ absl::StatusOr<uint64_t> PeekGeneration(absl::Span<const uint8_t> envelope, absl
 
 // Wipes one version's key material in place (protobuf does not wipe what it frees).
 void WipeMaterial(internal::KeyVersion& version);
+// Wipes an import key's private half in place.
+void WipeImportKey(internal::ImportKeyPair& pair);
 
 }  // namespace sealbox::server
 

@@ -43,6 +43,16 @@ class KeystoreTransaction {
     return record->has_value();
   }
 
+  // The tenant's own record (its name and import keys), or NOT_FOUND. The
+  // transaction owns it: change it in place, then PutTenant it.
+  absl::StatusOr<internal::Tenant*> RequireTenantRecord(const std::string& tenant) {
+    auto record = storage_.Read(RecordName::Tenant(tenant));
+    if (!record.ok()) return record.status();
+    if (!record->has_value()) return TenantNotFound(tenant);
+    reads_.push_back(**std::move(record));
+    return reads_.back().mutable_tenant();
+  }
+
   // OK when the tenant exists, else NOT_FOUND.
   absl::Status RequireTenant(const std::string& tenant) {
     auto exists = HasTenant(tenant);
@@ -91,6 +101,11 @@ class KeystoreTransaction {
     internal::Record record;
     record.mutable_tenant()->set_name(tenant);
     changes_.emplace_back(RecordName::Tenant(tenant), std::move(record));
+  }
+  void PutTenant(const internal::Tenant& tenant) {
+    internal::Record record;
+    *record.mutable_tenant() = tenant;
+    changes_.emplace_back(RecordName::Tenant(tenant.name()), std::move(record));
   }
   void PutKey(const std::string& tenant, const internal::Key& key) {
     internal::Record record;

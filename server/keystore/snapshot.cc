@@ -73,6 +73,7 @@ KeyEntry KeyEntry::WithoutMaterial(const std::string& tenant, const internal::Ke
   entry.min_available_version = std::max<uint32_t>(1, key.min_available_version());
   entry.rotation_period = absl::Seconds(key.rotation_period_seconds());
   entry.disabled = key.disabled();
+  entry.exportable = key.exportable();
   for (const internal::KeyVersion& v : key.versions()) {
     if (v.version() == key.primary_version()) {
       entry.primary_create_time = absl::FromUnixSeconds(v.create_time_unix());

@@ -34,6 +34,11 @@ RecordChange::~RecordChange() {
 }
 
 void WipeRecord(internal::Record& record) {
+  if (record.has_tenant()) {
+    for (internal::ImportKeyPair& pair : *record.mutable_tenant()->mutable_import_keys()) {
+      WipeImportKey(pair);
+    }
+  }
   if (!record.has_key()) return;
   for (internal::KeyVersion& version : *record.mutable_key()->mutable_versions()) {
     WipeMaterial(version);
@@ -58,6 +63,7 @@ std::vector<RecordChange> RecordsOf(const internal::KeystoreFile& file) {
   for (const internal::Tenant& tenant : file.tenants()) {
     internal::Record record;
     record.mutable_tenant()->set_name(tenant.name());
+    *record.mutable_tenant()->mutable_import_keys() = tenant.import_keys();
     records.emplace_back(RecordName::Tenant(tenant.name()), std::move(record));
     for (const internal::Key& key : tenant.keys()) {
       internal::Record k;

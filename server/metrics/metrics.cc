@@ -115,8 +115,10 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                       .Register(r);
   custody_events_ = &CounterFamily(
       r, "sealbox_custody_events_total",
-      "Custody events by name: kek_unsealed, kek_created, root_key_created, "
-      "root_key_lost, root_key_back.");
+      "Custody events by name: kek_unsealed, kek_created, root_key_created, root_key_lost, "
+      "root_key_back, kek_rotation_started, kek_rotation_finished, kek_rotation_failed, "
+      "import_parameters_issued, key_imported_wrapped, wrapped_import_refused, key_exported, "
+      "export_refused.");
   sealbox_series_ = std::make_shared<SealboxSeries>(this);
   keystore_series_ = std::make_shared<KeystoreMetrics>();
   process_series_ = std::make_shared<ProcessMetrics>();

@@ -354,7 +354,9 @@ absl::StatusOr<KeystoreContents> EtcdStorage::Load() {
       // A tenant's record sorts before its keys and tokens ("t" < "t/...").
       if (name->kind == RecordName::Kind::kTenant) {
         tenant_index[name->tenant] = contents.file.tenants_size();
-        contents.file.add_tenants()->set_name(name->tenant);
+        internal::Tenant* tenant = contents.file.add_tenants();
+        tenant->set_name(name->tenant);
+        tenant->mutable_import_keys()->Swap(record->mutable_tenant()->mutable_import_keys());
         continue;
       }
       auto tenant = tenant_index.find(name->tenant);

@@ -35,10 +35,15 @@ int TokenIndex(const internal::Tenant& tenant, const std::string& id) {
   return IndexOf(tenant.tokens(), id, [](const internal::Token& t) { return t.id(); });
 }
 
+void WipeImportKeys(internal::Tenant& tenant) {
+  for (internal::ImportKeyPair& pair : *tenant.mutable_import_keys()) WipeImportKey(pair);
+}
+
 void WipeTenant(internal::Tenant& tenant) {
   for (internal::Key& key : *tenant.mutable_keys()) {
     for (internal::KeyVersion& version : *key.mutable_versions()) WipeMaterial(version);
   }
+  WipeImportKeys(tenant);
 }
 
 std::optional<internal::Record> ReadFrom(internal::KeystoreFile& file, const RecordName& name) {
@@ -48,6 +53,7 @@ std::optional<internal::Record> ReadFrom(internal::KeystoreFile& file, const Rec
   switch (name.kind) {
     case RecordName::Kind::kTenant:
       record.mutable_tenant()->set_name(tenant->name());
+      *record.mutable_tenant()->mutable_import_keys() = tenant->import_keys();
       return record;
     case RecordName::Kind::kKey:
       if (int i = KeyIndex(*tenant, name.name); i >= 0) {
@@ -71,7 +77,12 @@ absl::Status ApplyTo(internal::KeystoreFile& file, const RecordChange& change) {
   internal::Tenant* tenant = FindTenantIn(file, name.tenant);
   if (name.kind == RecordName::Kind::kTenant) {
     if (change.value.has_value()) {
-      if (tenant == nullptr) tenants.Add()->set_name(name.tenant);
+      if (tenant == nullptr) {
+        tenant = tenants.Add();
+        tenant->set_name(name.tenant);
+      }
+      WipeImportKeys(*tenant);
+      *tenant->mutable_import_keys() = change.value->tenant().import_keys();
     } else if (tenant != nullptr) {
       WipeTenant(*tenant);
       tenants.erase(tenants.begin() + TenantIndex(file, name.tenant));
