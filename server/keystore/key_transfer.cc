@@ -56,10 +56,11 @@ absl::StatusOr<ImportParameters> KeyTransfer::GetImportParameters(const std::str
         newest = &pair;
       }
     }
-    if (newest != nullptr && newest->expire_time_unix() - now > absl::ToInt64Seconds(ttl) / 2) {
-      return newest;
-    }
-    return nullptr;
+    // More than half of `ttl` to live, and no more than `ttl`: a caller asking for a
+    // short-lived key does not get a long-lived one.
+    const int64_t left = newest == nullptr ? 0 : newest->expire_time_unix() - now;
+    const int64_t asked = absl::ToInt64Seconds(ttl);
+    return left > asked / 2 && left <= asked ? newest : nullptr;
   };
   ImportParameters result;
   bool found = false;

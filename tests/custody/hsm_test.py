@@ -6,9 +6,6 @@ import base64
 import json
 import os
 import re
-import shlex
-import subprocess
-import tempfile
 import sys
 import threading
 import unittest
@@ -16,7 +13,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
 import harness  # noqa: E402
-from harness import Server, SoftHsm, kek_fingerprint, wait_for  # noqa: E402
+from harness import Server, SoftHsm, kek_fingerprint, run_doc_block, wait_for  # noqa: E402
 
 
 def spellings(kek):
@@ -42,32 +39,9 @@ def health(server, service):
     return server.cli("health", "--service", service, check=False).stdout.decode().strip()
 
 
-def run_doc_block(heading):
-    """The first ```sh block under `heading` in docs/OPERATIONS.md, run as written in a
-    fresh folder with `sealbox` and `sealbox-server` on PATH: its stdout."""
-    with open("docs/OPERATIONS.md") as f:
-        section = f.read().split(heading, 1)[1]
-    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-    work = tempfile.mkdtemp(prefix="sealbox-doc-", dir=os.environ.get("TEST_TMPDIR"))
-    bin_dir = os.path.join(work, "bin")
-    os.mkdir(bin_dir)
-    for name, command in (("sealbox", harness.CLI), ("sealbox-server", harness.SERVER)):
-        with open(os.path.join(bin_dir, name), "w") as f:
-            f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, command)))
-        os.chmod(os.path.join(bin_dir, name), 0o755)
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
-    for variable in ("SEALBOX_SERVER", "SEALBOX_TOKEN", "SOFTHSM2_CONF"):
-        env.pop(variable, None)
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
-                            capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        raise AssertionError(result.stdout + result.stderr)
-    return result.stdout
-
-
 class HsmTest(unittest.TestCase):
     def test_the_operations_guide_sets_up_an_hsm_as_written(self):
-        out = run_doc_block("### The KEK in an HSM")
+        out = run_doc_block("### The KEK in an HSM").stdout
         self.assertIn("Access:     sensitive, always sensitive, never extractable, local", out)
         self.assertRegex(out, r"fingerprint    [0-9a-f]{32}\n")
         self.assertIn("sealed by      PKCS#11 key 'sealbox-root' on token 'sealbox'", out)

@@ -597,6 +597,32 @@ def run_operations_doc(heading, server):
     return result
 
 
+def run_doc_block(heading, env=None):
+    """The first ```sh block under `heading` in docs/OPERATIONS.md, run as written in a
+    fresh folder with `sealbox` and `sealbox-server` on PATH and `env` added: the
+    CompletedProcess (text), having checked that it succeeded. Its folder is `.cwd`."""
+    with open("docs/OPERATIONS.md") as f:
+        section = f.read().split(heading, 1)[1]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    work = tempfile.mkdtemp(prefix="sealbox-doc-", dir=os.environ.get("TEST_TMPDIR"))
+    bin_dir = os.path.join(work, ".bin")
+    os.mkdir(bin_dir)
+    for name, command in (("sealbox", CLI), ("sealbox-server", SERVER)):
+        with open(os.path.join(bin_dir, name), "w") as f:
+            f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(map(shlex.quote, command)))
+        os.chmod(os.path.join(bin_dir, name), 0o755)
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("SEALBOX_SERVER", "SEALBOX_TOKEN", "SOFTHSM2_CONF")}
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work,
+                            env=dict(clean, PATH=bin_dir + os.pathsep + os.environ["PATH"],
+                                     **(env or {})),
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise AssertionError(result.stdout + result.stderr)
+    result.cwd = work
+    return result
+
+
 def start_replicas(count, extra_args=()):
     """`count` servers sharing one keystore (a data directory, or a prefix of etcd),
     one KEK and one bootstrap admin token, as replicas do; started."""
