@@ -40,6 +40,12 @@ def health(server, service):
 
 
 class HsmTest(unittest.TestCase):
+    def test_the_format_guide_names_the_kek_fingerprint_rightly(self):
+        with open("docs/FORMAT.md") as f:
+            text = f.read()
+        self.assertIn("`00 01 02 … 1f` (the 32 bytes 0 to 31) it is `%s`"
+                      % kek_fingerprint(bytes(range(32))).hex(), text)
+
     def test_the_operations_guide_sets_up_an_hsm_as_written(self):
         out = run_doc_block("### The KEK in an HSM").stdout
         self.assertIn("Access:     sensitive, always sensitive, never extractable, local", out)
