@@ -262,18 +262,19 @@ Outcome RunKeyImportParams(const Invocation& invocation) {
     if (!ttl.ok()) return Outcome::Usage(absl::StrCat("--ttl: ", ttl.status().message()));
     request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
   }
-  const std::string pem_path = invocation.Has("--public-key-out") ? invocation.Get("--public-key-out") : "";
+  const std::string pem_path =
+      invocation.Has("--public-key-out") ? invocation.Get("--public-key-out") : "";
   Outcome written = Outcome::Ok();
-  Outcome called = CallAdmin(
-      invocation, "get import parameters of tenant " + invocation.args[0],
-      &v1::Admin::Stub::GetImportParameters, request,
-      [&](const v1::ImportParameters& params) -> std::string {
-        if (pem_path.empty()) {
-          return absl::StrCat(params.import_key_id(), "\n", params.public_key_pem());
-        }
-        written = WriteFileOrFail(pem_path, params.public_key_pem(), "--public-key-out");
-        return absl::StrCat(params.import_key_id(), "\n");
-      });
+  Outcome called =
+      CallAdmin(invocation, "get import parameters of tenant " + invocation.args[0],
+                &v1::Admin::Stub::GetImportParameters, request,
+                [&](const v1::ImportParameters& params) -> std::string {
+                  if (pem_path.empty()) {
+                    return absl::StrCat(params.import_key_id(), "\n", params.public_key_pem());
+                  }
+                  written = WriteFileOrFail(pem_path, params.public_key_pem(), "--public-key-out");
+                  return absl::StrCat(params.import_key_id(), "\n");
+                });
   return called.ok() ? written : called;
 }
 
@@ -312,15 +313,13 @@ Outcome RunKeyImportWrapped(const Invocation& invocation) {
   for (const v1::WrappedKeyVersion& version : exported.versions()) {
     request.set_version(version.version());
     request.set_wrapped_material(version.wrapped_material());
-    last = CallAdmin(invocation,
-                     absl::StrCat("import version ", version.version(), " of ", KeyPath(invocation)),
-                     &v1::Admin::Stub::ImportWrappedKey, request,
-                     [&](const v1::Key& key) -> std::string {
-                       // Only the last answer shows the key, with every version.
-                       return version.version() == exported.versions().rbegin()->version()
-                                  ? DescribeKey(key)
-                                  : std::string();
-                     });
+    last = CallAdmin(
+        invocation, absl::StrCat("import version ", version.version(), " of ", KeyPath(invocation)),
+        &v1::Admin::Stub::ImportWrappedKey, request, [&](const v1::Key& key) -> std::string {
+          // Only the last answer shows the key, with every version.
+          return version.version() == exported.versions().rbegin()->version() ? DescribeKey(key)
+                                                                              : std::string();
+        });
     if (!last.ok()) return last;
   }
   return last;
@@ -339,13 +338,13 @@ Outcome RunKeyExport(const Invocation& invocation) {
   request.set_public_key(*std::move(pem));
   request.set_import_key_id(invocation.Get("--import-key-id"));
   Outcome written = Outcome::Ok();
-  Outcome called = CallAdmin(
-      invocation, "export key " + KeyPath(invocation), &v1::Admin::Stub::ExportKey, request,
-      [&](const v1::ExportKeyResponse& response) -> std::string {
-        written = WriteFileOrFail(invocation.Get("--out"), JsonOf(response), "--out");
-        return absl::StrCat("exported ", response.versions_size(), " version(s) of ",
-                            KeyPath(invocation), " to ", invocation.Get("--out"), "\n");
-      });
+  Outcome called =
+      CallAdmin(invocation, "export key " + KeyPath(invocation), &v1::Admin::Stub::ExportKey,
+                request, [&](const v1::ExportKeyResponse& response) -> std::string {
+                  written = WriteFileOrFail(invocation.Get("--out"), JsonOf(response), "--out");
+                  return absl::StrCat("exported ", response.versions_size(), " version(s) of ",
+                                      KeyPath(invocation), " to ", invocation.Get("--out"), "\n");
+                });
   return called.ok() ? written : called;
 }
 

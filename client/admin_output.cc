@@ -125,15 +125,14 @@ std::string DescribeAdminTokens(const v1::ListAdminTokensResponse& response) {
 }
 
 std::string DescribeKekStatus(const v1::KekStatus& status) {
-  std::string text = absl::StrCat(
-      "fingerprint    ", status.fingerprint(), "\n", "created        ",
-      FormatUnixTime(status.create_time().seconds()), "\n", "sealed by      ",
-      status.root_key(), "\n", "kept at        ", status.sealed_at(), "\n");
+  std::string text =
+      absl::StrCat("fingerprint    ", status.fingerprint(), "\n", "created        ",
+                   FormatUnixTime(status.create_time().seconds()), "\n", "sealed by      ",
+                   status.root_key(), "\n", "kept at        ", status.sealed_at(), "\n");
   absl::StrAppend(&text, "rotation       ",
-                  status.previous_keks() > 0
-                      ? absl::StrCat("unfinished: ", status.previous_keks(),
-                                     " older KEK(s) still read")
-                      : std::string("none under way"),
+                  status.previous_keks() > 0 ? absl::StrCat("unfinished: ", status.previous_keks(),
+                                                            " older KEK(s) still read")
+                                             : std::string("none under way"),
                   "\n");
   if (status.rewrapping() || status.records_rewrapped() > 0) {
     absl::StrAppend(&text, "rewrapped      ", status.records_rewrapped(), " records",

@@ -367,22 +367,22 @@ grpc::ServerUnaryReactor* AdminService::GetKekStatus(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* AdminService::GetImportParameters(
     grpc::CallbackServerContext* context, const v1::GetImportParametersRequest* request,
     v1::ImportParameters* response) {
-  return Run(context, "GetImportParameters", *request, *response,
-             [&](const Principal&) -> absl::Status {
-               const absl::Duration ttl = absl::Seconds(request->ttl().seconds()) +
-                                          absl::Nanoseconds(request->ttl().nanos());
-               absl::StatusOr<ImportParameters> params =
-                   keystore_->transfers().GetImportParameters(request->tenant(), ttl);
-               if (!params.ok()) return params.status();
-               response->set_import_key_id(params->import_key_id);
-               response->set_public_key_pem(params->public_key_pem);
-               response->set_public_key_der(params->public_key_der);
-               response->set_wrapping_algorithm("RSA_AES_KEY_WRAP_SHA_256");
-               response->mutable_create_time()->set_seconds(absl::ToUnixSeconds(params->create_time));
-               response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(params->expire_time));
-               metrics_->CountCustodyEvent("import_parameters_issued");
-               return absl::OkStatus();
-             });
+  return Run(
+      context, "GetImportParameters", *request, *response, [&](const Principal&) -> absl::Status {
+        const absl::Duration ttl =
+            absl::Seconds(request->ttl().seconds()) + absl::Nanoseconds(request->ttl().nanos());
+        absl::StatusOr<ImportParameters> params =
+            keystore_->transfers().GetImportParameters(request->tenant(), ttl);
+        if (!params.ok()) return params.status();
+        response->set_import_key_id(params->import_key_id);
+        response->set_public_key_pem(params->public_key_pem);
+        response->set_public_key_der(params->public_key_der);
+        response->set_wrapping_algorithm("RSA_AES_KEY_WRAP_SHA_256");
+        response->mutable_create_time()->set_seconds(absl::ToUnixSeconds(params->create_time));
+        response->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(params->expire_time));
+        metrics_->CountCustodyEvent("import_parameters_issued");
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* AdminService::ImportWrappedKey(grpc::CallbackServerContext* context,
@@ -392,11 +392,10 @@ grpc::ServerUnaryReactor* AdminService::ImportWrappedKey(grpc::CallbackServerCon
     KeyAdmin::ImportOptions options;
     options.exportable = request->exportable();
     options.version = request->version();
-    absl::Status status =
-        Into(keystore_->transfers().ImportWrappedKey(request->tenant(), request->key(),
-                                                     request->import_key_id(),
-                                                     request->wrapped_material(), options),
-             response);
+    absl::Status status = Into(keystore_->transfers().ImportWrappedKey(
+                                   request->tenant(), request->key(), request->import_key_id(),
+                                   request->wrapped_material(), options),
+                               response);
     metrics_->CountCustodyEvent(status.ok() ? "key_imported_wrapped" : "wrapped_import_refused");
     return status;
   });

@@ -14,8 +14,8 @@ namespace {
 
 std::string FingerprintHex(const Kek& kek) {
   const KekFingerprint fingerprint = FingerprintOf(kek);
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size()));
 }
 
 }  // namespace
@@ -63,7 +63,8 @@ absl::StatusOr<KekStatus> KekRotation::Status() {
   status.fingerprint = info->fingerprint;
   status.created = info->created;
   status.previous_keks = info->previous;
-  if (options_.period > absl::ZeroDuration()) status.next_rotation = info->created + options_.period;
+  if (options_.period > absl::ZeroDuration())
+    status.next_rotation = info->created + options_.period;
   absl::MutexLock lock(&mu_);
   status.rewrapping = rewrapping_;
   status.records_rewrapped = records_rewrapped_;

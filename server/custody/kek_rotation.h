@@ -38,15 +38,15 @@ struct KekRotationOptions {
 };
 
 struct KekStatus {
-  std::string root_key;      // "PKCS#11 key 'x' on token 'y'"
-  std::string sealed_at;     // "/data/kek.sealed", "etcd key /sealbox/kek at ..."
-  std::string fingerprint;   // the current KEK's, hex
+  std::string root_key;     // "PKCS#11 key 'x' on token 'y'"
+  std::string sealed_at;    // "/data/kek.sealed", "etcd key /sealbox/kek at ..."
+  std::string fingerprint;  // the current KEK's, hex
   absl::Time created = absl::InfinitePast();
-  int previous_keks = 0;     // > 0: records may still be under an older KEK
-  bool rewrapping = false;   // this replica is rewrapping now
+  int previous_keks = 0;           // > 0: records may still be under an older KEK
+  bool rewrapping = false;         // this replica is rewrapping now
   uint64_t records_rewrapped = 0;  // by this replica's last rewrap
   absl::Time next_rotation = absl::InfiniteFuture();  // without a period: never
-  std::string last_error;    // of this replica's last rewrap, if it failed
+  std::string last_error;                             // of this replica's last rewrap, if it failed
 };
 
 class KekRotation {
@@ -58,8 +58,8 @@ class KekRotation {
 
   // All must outlive the rotation. Starts the check thread, which first finishes a
   // rotation a kill left unfinished.
-  KekRotation(RootKey* root_key, SealedKekStore* store, SealedKekSource* source,
-              Keystore* keystore, KekRotationOptions options, OnEvent on_event);
+  KekRotation(RootKey* root_key, SealedKekStore* store, SealedKekSource* source, Keystore* keystore,
+              KekRotationOptions options, OnEvent on_event);
   // Stops the check thread and waits for a rewrap in progress to stop.
   ~KekRotation();
 

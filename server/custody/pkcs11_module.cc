@@ -33,24 +33,24 @@ absl::StatusOr<std::shared_ptr<Pkcs11Module>> Pkcs11Module::Load(const std::stri
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return absl::FailedPreconditionError(absl::StrCat("cannot load the PKCS#11 module ", path,
-                                                      ": ", why != nullptr ? why : "dlopen failed"));
+    return absl::FailedPreconditionError(absl::StrCat("cannot load the PKCS#11 module ", path, ": ",
+                                                      why != nullptr ? why : "dlopen failed"));
   }
   using GetFunctionList = ck_rv_t (*)(struct ck_function_list**);
   auto get = reinterpret_cast<GetFunctionList>(dlsym(handle, "C_GetFunctionList"));
   struct ck_function_list* functions = nullptr;
   if (get == nullptr || get(&functions) != CKR_OK || functions == nullptr) {
     dlclose(handle);
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, " is not a PKCS#11 module: it has no working C_GetFunctionList"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a PKCS#11 module: it has no working C_GetFunctionList"));
   }
   struct ck_c_initialize_args args = {};
   args.flags = CKF_OS_LOCKING_OK;
   const ck_rv_t rv = functions->C_Initialize(&args);
   if (rv != CKR_OK) {
     dlclose(handle);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the PKCS#11 module ", path, " failed to initialize: ", Pkcs11ErrorName(rv)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the PKCS#11 module ", path, " failed to initialize: ", Pkcs11ErrorName(rv)));
   }
   std::shared_ptr<Pkcs11Module> module(new Pkcs11Module(path, handle, functions));
   Loaded()[path] = module;
@@ -70,45 +70,48 @@ absl::Status Pkcs11Module::Reinitialize() {
   args.flags = CKF_OS_LOCKING_OK;
   const ck_rv_t rv = functions_->C_Initialize(&args);
   if (rv != CKR_OK) {
-    return absl::UnavailableError(absl::StrCat("the PKCS#11 module ", path_,
-                                               " failed to initialize again: ",
-                                               Pkcs11ErrorName(rv)));
+    return absl::UnavailableError(absl::StrCat(
+        "the PKCS#11 module ", path_, " failed to initialize again: ", Pkcs11ErrorName(rv)));
   }
   return absl::OkStatus();
 }
 
 std::string Pkcs11ErrorName(unsigned long rv) {
-  const char* name = nullptr;
-  switch (rv) {
-    case CKR_OK: name = "CKR_OK"; break;
-    case CKR_GENERAL_ERROR: name = "CKR_GENERAL_ERROR"; break;
-    case CKR_FUNCTION_FAILED: name = "CKR_FUNCTION_FAILED"; break;
-    case CKR_ARGUMENTS_BAD: name = "CKR_ARGUMENTS_BAD"; break;
-    case CKR_DEVICE_ERROR: name = "CKR_DEVICE_ERROR"; break;
-    case CKR_DEVICE_REMOVED: name = "CKR_DEVICE_REMOVED"; break;
-    case CKR_TOKEN_NOT_PRESENT: name = "CKR_TOKEN_NOT_PRESENT"; break;
-    case CKR_TOKEN_NOT_RECOGNIZED: name = "CKR_TOKEN_NOT_RECOGNIZED"; break;
-    case CKR_SESSION_CLOSED: name = "CKR_SESSION_CLOSED"; break;
-    case CKR_SESSION_HANDLE_INVALID: name = "CKR_SESSION_HANDLE_INVALID"; break;
-    case CKR_OBJECT_HANDLE_INVALID: name = "CKR_OBJECT_HANDLE_INVALID"; break;
-    case CKR_KEY_HANDLE_INVALID: name = "CKR_KEY_HANDLE_INVALID"; break;
-    case CKR_KEY_FUNCTION_NOT_PERMITTED: name = "CKR_KEY_FUNCTION_NOT_PERMITTED"; break;
-    case CKR_MECHANISM_INVALID: name = "CKR_MECHANISM_INVALID"; break;
-    case CKR_MECHANISM_PARAM_INVALID: name = "CKR_MECHANISM_PARAM_INVALID"; break;
-    case CKR_ENCRYPTED_DATA_INVALID: name = "CKR_ENCRYPTED_DATA_INVALID"; break;
-    case CKR_ENCRYPTED_DATA_LEN_RANGE: name = "CKR_ENCRYPTED_DATA_LEN_RANGE"; break;
-    case CKR_PIN_INCORRECT: name = "CKR_PIN_INCORRECT"; break;
-    case CKR_PIN_LOCKED: name = "CKR_PIN_LOCKED"; break;
-    case CKR_PIN_EXPIRED: name = "CKR_PIN_EXPIRED"; break;
-    case CKR_USER_NOT_LOGGED_IN: name = "CKR_USER_NOT_LOGGED_IN"; break;
-    case CKR_USER_PIN_NOT_INITIALIZED: name = "CKR_USER_PIN_NOT_INITIALIZED"; break;
-    case CKR_TEMPLATE_INCONSISTENT: name = "CKR_TEMPLATE_INCONSISTENT"; break;
-    case CKR_CRYPTOKI_NOT_INITIALIZED: name = "CKR_CRYPTOKI_NOT_INITIALIZED"; break;
-    case CKR_CRYPTOKI_ALREADY_INITIALIZED: name = "CKR_CRYPTOKI_ALREADY_INITIALIZED"; break;
-    default: break;
+  // The codes an operator meets; others are shown by number alone.
+  static constexpr struct {
+    unsigned long rv;
+    const char* name;
+  } kNames[] = {
+      {CKR_OK, "CKR_OK"},
+      {CKR_GENERAL_ERROR, "CKR_GENERAL_ERROR"},
+      {CKR_FUNCTION_FAILED, "CKR_FUNCTION_FAILED"},
+      {CKR_ARGUMENTS_BAD, "CKR_ARGUMENTS_BAD"},
+      {CKR_DEVICE_ERROR, "CKR_DEVICE_ERROR"},
+      {CKR_DEVICE_REMOVED, "CKR_DEVICE_REMOVED"},
+      {CKR_TOKEN_NOT_PRESENT, "CKR_TOKEN_NOT_PRESENT"},
+      {CKR_TOKEN_NOT_RECOGNIZED, "CKR_TOKEN_NOT_RECOGNIZED"},
+      {CKR_SESSION_CLOSED, "CKR_SESSION_CLOSED"},
+      {CKR_SESSION_HANDLE_INVALID, "CKR_SESSION_HANDLE_INVALID"},
+      {CKR_OBJECT_HANDLE_INVALID, "CKR_OBJECT_HANDLE_INVALID"},
+      {CKR_KEY_HANDLE_INVALID, "CKR_KEY_HANDLE_INVALID"},
+      {CKR_KEY_FUNCTION_NOT_PERMITTED, "CKR_KEY_FUNCTION_NOT_PERMITTED"},
+      {CKR_MECHANISM_INVALID, "CKR_MECHANISM_INVALID"},
+      {CKR_MECHANISM_PARAM_INVALID, "CKR_MECHANISM_PARAM_INVALID"},
+      {CKR_ENCRYPTED_DATA_INVALID, "CKR_ENCRYPTED_DATA_INVALID"},
+      {CKR_ENCRYPTED_DATA_LEN_RANGE, "CKR_ENCRYPTED_DATA_LEN_RANGE"},
+      {CKR_PIN_INCORRECT, "CKR_PIN_INCORRECT"},
+      {CKR_PIN_LOCKED, "CKR_PIN_LOCKED"},
+      {CKR_PIN_EXPIRED, "CKR_PIN_EXPIRED"},
+      {CKR_USER_NOT_LOGGED_IN, "CKR_USER_NOT_LOGGED_IN"},
+      {CKR_USER_PIN_NOT_INITIALIZED, "CKR_USER_PIN_NOT_INITIALIZED"},
+      {CKR_TEMPLATE_INCONSISTENT, "CKR_TEMPLATE_INCONSISTENT"},
+      {CKR_CRYPTOKI_NOT_INITIALIZED, "CKR_CRYPTOKI_NOT_INITIALIZED"},
+      {CKR_CRYPTOKI_ALREADY_INITIALIZED, "CKR_CRYPTOKI_ALREADY_INITIALIZED"},
+  };
+  for (const auto& known : kNames) {
+    if (known.rv == rv) return absl::StrFormat("%s (0x%x)", known.name, rv);
   }
-  if (name == nullptr) return absl::StrFormat("CKR 0x%x", rv);
-  return absl::StrFormat("%s (0x%x)", name, rv);
+  return absl::StrFormat("CKR 0x%x", rv);
 }
 
 }  // namespace sealbox::server::custody

@@ -48,10 +48,9 @@ struct ck_gcm_params GcmParams(uint8_t* iv, absl::string_view context) {
 // Return values that mean the session (or the device behind it) is gone, so that
 // connecting again may help.
 bool SessionLost(ck_rv_t rv) {
-  return rv == CKR_SESSION_HANDLE_INVALID || rv == CKR_SESSION_CLOSED ||
-         rv == CKR_DEVICE_REMOVED || rv == CKR_DEVICE_ERROR || rv == CKR_TOKEN_NOT_PRESENT ||
-         rv == CKR_USER_NOT_LOGGED_IN || rv == CKR_KEY_HANDLE_INVALID ||
-         rv == CKR_OBJECT_HANDLE_INVALID || rv == CKR_GENERAL_ERROR;
+  return rv == CKR_SESSION_HANDLE_INVALID || rv == CKR_SESSION_CLOSED || rv == CKR_DEVICE_REMOVED ||
+         rv == CKR_DEVICE_ERROR || rv == CKR_TOKEN_NOT_PRESENT || rv == CKR_USER_NOT_LOGGED_IN ||
+         rv == CKR_KEY_HANDLE_INVALID || rv == CKR_OBJECT_HANDLE_INVALID || rv == CKR_GENERAL_ERROR;
 }
 
 }  // namespace
@@ -112,8 +111,8 @@ absl::Status Pkcs11RootKey::Connect(bool may_create_key) {
   absl::StatusOr<unsigned long> slot = FindSlot();
   if (!slot.ok()) return slot.status();
   ck_session_handle_t session = 0;
-  ck_rv_t rv = p11->C_OpenSession(*slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, nullptr, nullptr,
-                                  &session);
+  ck_rv_t rv =
+      p11->C_OpenSession(*slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, nullptr, nullptr, &session);
   if (rv != CKR_OK) return Failed("opening a session", rv);
   session_ = session;
   rv = p11->C_Login(session_, CKU_USER, const_cast<unsigned char*>(options_.pin.data()),
@@ -121,9 +120,9 @@ absl::Status Pkcs11RootKey::Connect(bool may_create_key) {
   if (rv == CKR_PIN_INCORRECT || rv == CKR_PIN_LOCKED || rv == CKR_PIN_EXPIRED ||
       rv == CKR_PIN_LEN_RANGE) {
     CloseSession();
-    return absl::FailedPreconditionError(
-        absl::StrCat("token '", options_.token, "' refused ", options_.pin_source, ": ",
-                     Pkcs11ErrorName(rv), rv == CKR_PIN_LOCKED ? " (unlock it with the SO PIN)" : ""));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "token '", options_.token, "' refused ", options_.pin_source, ": ", Pkcs11ErrorName(rv),
+        rv == CKR_PIN_LOCKED ? " (unlock it with the SO PIN)" : ""));
   }
   // Login state belongs to the application, not the session: another root key of
   // this process (two servers in one test) may have logged in already.
@@ -207,8 +206,8 @@ absl::StatusOr<unsigned long> Pkcs11RootKey::GenerateKey() {
   };
   struct ck_mechanism generate = {CKM_AES_KEY_GEN, nullptr, 0};
   ck_object_handle_t key = 0;
-  ck_rv_t rv = p11->C_GenerateKey(session_, &generate, shape, sizeof(shape) / sizeof(shape[0]),
-                                  &key);
+  ck_rv_t rv =
+      p11->C_GenerateKey(session_, &generate, shape, sizeof(shape) / sizeof(shape[0]), &key);
   if (rv != CKR_OK) return Failed("generating the key (--hsm-create-key)", rv);
   created_key_ = true;
   return key;
@@ -218,20 +217,16 @@ absl::Status Pkcs11RootKey::CheckKey(unsigned long key) {
   struct ck_function_list* p11 = module_->functions();
   ck_key_type_t type = 0;
   unsigned long bytes = 0;
-  unsigned char sensitive = kFalse, extractable = kTrue, encrypt = kFalse,
-                decrypt = kFalse;
+  unsigned char sensitive = kFalse, extractable = kTrue, encrypt = kFalse, decrypt = kFalse;
   struct ck_attribute read[] = {
-      Attribute(CKA_KEY_TYPE, &type, sizeof(type)),
-      Attribute(CKA_VALUE_LEN, &bytes, sizeof(bytes)),
-      Attribute(CKA_SENSITIVE, &sensitive, 1),
-      Attribute(CKA_EXTRACTABLE, &extractable, 1),
-      Attribute(CKA_ENCRYPT, &encrypt, 1),
-      Attribute(CKA_DECRYPT, &decrypt, 1),
+      Attribute(CKA_KEY_TYPE, &type, sizeof(type)), Attribute(CKA_VALUE_LEN, &bytes, sizeof(bytes)),
+      Attribute(CKA_SENSITIVE, &sensitive, 1),      Attribute(CKA_EXTRACTABLE, &extractable, 1),
+      Attribute(CKA_ENCRYPT, &encrypt, 1),          Attribute(CKA_DECRYPT, &decrypt, 1),
   };
   ck_rv_t rv = p11->C_GetAttributeValue(session_, key, read, sizeof(read) / sizeof(read[0]));
   if (rv != CKR_OK) return Failed("reading the key's attributes", rv);
-  const std::string which = absl::StrCat("HSM key '", options_.key_label, "' on token '",
-                                         options_.token, "'");
+  const std::string which =
+      absl::StrCat("HSM key '", options_.key_label, "' on token '", options_.token, "'");
   if (type != CKK_AES || bytes != kRootKeyBytes) {
     return absl::FailedPreconditionError(
         absl::StrCat(which, " is not an AES-256 key (make one with --key-type AES:32)"));
@@ -263,16 +258,16 @@ absl::StatusOr<std::string> Pkcs11RootKey::Wrap(absl::Span<const uint8_t> secret
   ck_rv_t rv = p11->C_EncryptInit(session_, &gcm, key_);
   unsigned long written = secret.size() + kTagBytes;
   if (rv == CKR_OK) {
-    rv = p11->C_Encrypt(session_, const_cast<uint8_t*>(secret.data()), secret.size(),
-                        iv + kIvBytes, &written);
+    rv = p11->C_Encrypt(session_, const_cast<uint8_t*>(secret.data()), secret.size(), iv + kIvBytes,
+                        &written);
   }
   if (rv != CKR_OK) {
     if (SessionLost(rv)) CloseSession();
     return Failed("sealing", rv);
   }
   if (written != secret.size() + kTagBytes) {
-    return absl::InternalError(absl::StrCat(Describe(), ": AES-GCM returned ", written,
-                                            " bytes for ", secret.size()));
+    return absl::InternalError(
+        absl::StrCat(Describe(), ": AES-GCM returned ", written, " bytes for ", secret.size()));
   }
   return out;
 }
@@ -298,9 +293,9 @@ absl::StatusOr<crypto::SecretBytes> Pkcs11RootKey::Unwrap(absl::string_view wrap
                         plain.data(), &written);
   }
   if (rv == CKR_ENCRYPTED_DATA_INVALID || rv == CKR_ENCRYPTED_DATA_LEN_RANGE) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the sealed KEK does not open under ", Describe(),
-        ": another HSM key sealed it, or it was altered"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the sealed KEK does not open under ", Describe(),
+                     ": another HSM key sealed it, or it was altered"));
   }
   if (rv != CKR_OK) {
     if (SessionLost(rv)) CloseSession();

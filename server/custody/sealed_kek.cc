@@ -41,9 +41,9 @@ absl::StatusOr<internal::SealedKeks> Parse(absl::string_view sealed, absl::strin
   }
   if (!whole) return absl::DataLossError(absl::StrCat("the sealed KEK in ", where, " is damaged"));
   if (keks.format_version() != kFormatVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the sealed KEK in ", where, " has format version ", keks.format_version(),
-                     "; this server reads ", kFormatVersion));
+    return absl::FailedPreconditionError(absl::StrCat("the sealed KEK in ", where,
+                                                      " has format version ", keks.format_version(),
+                                                      "; this server reads ", kFormatVersion));
   }
   return keks;
 }
@@ -52,15 +52,15 @@ absl::StatusOr<Kek> UnsealOne(RootKey& root, const internal::SealedKek& one,
                               absl::string_view where) {
   absl::StatusOr<crypto::SecretBytes> bytes = root.Unwrap(one.sealed(), Context(one.fingerprint()));
   if (absl::IsFailedPrecondition(bytes.status())) {
-    return absl::FailedPreconditionError(absl::StrCat(bytes.status().message(), " (", where,
-                                                      ", sealed by ", one.root_key(), ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(bytes.status().message(), " (", where, ", sealed by ", one.root_key(), ")"));
   }
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<Kek> kek = Kek::FromBytes(bytes->span());
   if (!kek.ok() ||
       !FingerprintMatches(*kek, reinterpret_cast<const uint8_t*>(one.fingerprint().data()))) {
-    return absl::DataLossError(
-        absl::StrCat("the sealed KEK in ", where, " opened to a KEK its fingerprint does not name"));
+    return absl::DataLossError(absl::StrCat("the sealed KEK in ", where,
+                                            " opened to a KEK its fingerprint does not name"));
   }
   return kek;
 }

@@ -134,10 +134,10 @@ absl::StatusOr<KeyInfo> KeyTransfer::ImportWrappedKey(const std::string& tenant,
     for (const internal::ImportKeyPair& pair : (*record)->import_keys()) {
       if (pair.id() != import_key_id) continue;
       if (pair.expire_time_unix() <= NowUnix()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "import key ", import_key_id, " of tenant ", tenant, " expired at ",
-            absl::FormatTime(absl::FromUnixSeconds(pair.expire_time_unix())),
-            "; fetch new import parameters and wrap the material again"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("import key ", import_key_id, " of tenant ", tenant, " expired at ",
+                         absl::FormatTime(absl::FromUnixSeconds(pair.expire_time_unix())),
+                         "; fetch new import parameters and wrap the material again"));
       }
       const std::string& der = pair.private_key_pkcs8();
       private_der = crypto::SecretBytes(
@@ -175,13 +175,15 @@ absl::StatusOr<ExportedKey> KeyTransfer::ExportKey(const std::string& tenant,
     for (const internal::KeyVersion& version : (*k)->versions()) {
       if (version.material().empty()) continue;  // destroyed
       absl::StatusOr<std::string> wrapped = custody::WrapKeyMaterial(
-          public_key, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(version.material().data()),
-                                          version.material().size()));
+          public_key,
+          absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(version.material().data()),
+                              version.material().size()));
       if (!wrapped.ok()) return wrapped.status();
       result.versions.push_back({version.version(), *std::move(wrapped)});
     }
-    std::sort(result.versions.begin(), result.versions.end(),
-              [](const ExportedVersion& a, const ExportedVersion& b) { return a.version < b.version; });
+    std::sort(
+        result.versions.begin(), result.versions.end(),
+        [](const ExportedVersion& a, const ExportedVersion& b) { return a.version < b.version; });
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

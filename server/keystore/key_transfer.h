@@ -53,8 +53,8 @@ class KeyTransfer {
   KeyTransfer& operator=(const KeyTransfer&) = delete;
 
   // The tenant's newest import key while it has more than half of `ttl` to live (and
-  // no more than `ttl`), else a new RSA-4096 pair that lives `ttl` (zero: kDefaultImportKeyTtl; at most
-  // kMaxImportKeyTtl). Expired pairs are dropped; a tenant keeps four at most.
+  // no more than `ttl`), else a new RSA-4096 pair that lives `ttl` (zero: kDefaultImportKeyTtl; at
+  // most kMaxImportKeyTtl). Expired pairs are dropped; a tenant keeps four at most.
   absl::StatusOr<ImportParameters> GetImportParameters(const std::string& tenant,
                                                        absl::Duration ttl);
 

@@ -11,8 +11,8 @@
 #define SEALBOX_SERVER_KEYSTORE_STORAGE_H_
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>

@@ -110,8 +110,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Add({});
   root_key_up_ = &prometheus::BuildGauge()
                       .Name("sealbox_root_key_up")
-                      .Help("1 while the HSM key that seals the KEK can be used, 0 while not "
-                            "(the server keeps serving from the KEK in memory).")
+                      .Help(
+                          "1 while the HSM key that seals the KEK can be used, 0 while not "
+                          "(the server keeps serving from the KEK in memory).")
                       .Register(r);
   custody_events_ = &CounterFamily(
       r, "sealbox_custody_events_total",

@@ -106,8 +106,7 @@ absl::StatusOr<RootOfTrust> UnsealKek(ServerConfig& config) {
       std::make_unique<custody::SealedKekSource>(trust.root_key.get(), trust.store.get());
   absl::StatusOr<std::shared_ptr<const KekRing>> keks = trust.source->Adopt(*sealed);
   if (!keks.ok()) return keks.status();
-  absl::StatusOr<custody::SealedKekInfo> info =
-      custody::InfoOf(sealed->bytes, trust.sealed_kek_at);
+  absl::StatusOr<custody::SealedKekInfo> info = custody::InfoOf(sealed->bytes, trust.sealed_kek_at);
   if (!info.ok()) return info.status();
   trust.kek_fingerprint = info->fingerprint;
   if (config.previous_kek.has_value()) {

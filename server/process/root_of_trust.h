@@ -21,8 +21,8 @@ struct RootOfTrust {
   std::unique_ptr<custody::RootKey> root_key;  // kept to watch it while serving
   std::unique_ptr<custody::SealedKekStore> store;
   std::unique_ptr<custody::SealedKekSource> source;  // the storage asks it for new KEKs
-  std::string sealed_kek_at;    // where the sealed KEK is: "/data/kek.sealed"
-  std::string kek_fingerprint;  // hex: which KEK, safe to log
+  std::string sealed_kek_at;                         // where the sealed KEK is: "/data/kek.sealed"
+  std::string kek_fingerprint;                       // hex: which KEK, safe to log
   bool created_root_key = false;
   bool created_kek = false;
   absl::Duration check_interval = absl::Seconds(10);  // how often it is watched

@@ -239,8 +239,8 @@ absl::StatusOr<custody::HsmOptions> HsmFromFlags() {
   }
   // A file written by `echo` ends with a newline that is not part of the PIN.
   absl::string_view trimmed = absl::StripTrailingAsciiWhitespace(pin);
-  hsm.pin = crypto::SecretBytes(absl::MakeConstSpan(
-      reinterpret_cast<const uint8_t*>(trimmed.data()), trimmed.size()));
+  hsm.pin = crypto::SecretBytes(
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(trimmed.data()), trimmed.size()));
   crypto::SecureWipe(pin.data(), pin.size());
   if (hsm.pin.empty()) return absl::InvalidArgumentError("the HSM PIN is empty");
   const int check_seconds = absl::GetFlag(FLAGS_hsm_check_seconds);

@@ -107,10 +107,9 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   server->data_plane_service_ = std::make_unique<DataPlaneService>(
       keystore_ptr, *server->engine_, server->authenticator_.get(), config.limits,
       &server->metrics_, data_audit);
-  server->admin_service_ =
-      std::make_unique<AdminService>(server->keystore_.get(), server->authenticator_.get(),
-                                     &server->metrics_, server->audit_.get(),
-                                     server->kek_rotation_.get());
+  server->admin_service_ = std::make_unique<AdminService>(
+      server->keystore_.get(), server->authenticator_.get(), &server->metrics_,
+      server->audit_.get(), server->kek_rotation_.get());
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsExposer>> exposer =
         MetricsExposer::Start(config.metrics_listen, server->metrics_);

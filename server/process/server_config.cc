@@ -29,9 +29,9 @@ absl::Status ServerConfig::Validate() const {
         "--kek-rotation-period needs the KEK sealed by an HSM (--hsm-module)");
   }
   if (kek_rotation_period > absl::ZeroDuration() && kek_rotation_period < min_rotation_period) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--kek-rotation-period is shorter than --min-rotation-period-seconds (",
-        absl::ToInt64Seconds(min_rotation_period), " s)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kek-rotation-period is shorter than --min-rotation-period-seconds (",
+                     absl::ToInt64Seconds(min_rotation_period), " s)"));
   }
   if (kek.has_value() == hsm.has_value()) {
     return absl::InvalidArgumentError(kek.has_value()
