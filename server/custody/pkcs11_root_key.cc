@@ -292,7 +292,11 @@ absl::StatusOr<crypto::SecretBytes> Pkcs11RootKey::Unwrap(absl::string_view wrap
     rv = p11->C_Decrypt(session_, reinterpret_cast<unsigned char*>(sealed.data()), sealed.size(),
                         plain.data(), &written);
   }
-  if (rv == CKR_ENCRYPTED_DATA_INVALID || rv == CKR_ENCRYPTED_DATA_LEN_RANGE) {
+  // A tag that does not verify is CKR_ENCRYPTED_DATA_INVALID by the standard, but
+  // some modules (SoftHSM2) say CKR_GENERAL_ERROR: when the key still encrypts, the
+  // data was at fault, not the HSM.
+  if (rv == CKR_ENCRYPTED_DATA_INVALID || rv == CKR_ENCRYPTED_DATA_LEN_RANGE ||
+      (rv != CKR_OK && TestEncryption().ok())) {
     return absl::FailedPreconditionError(
         absl::StrCat("the sealed KEK does not open under ", Describe(),
                      ": another HSM key sealed it, or it was altered"));
@@ -303,6 +307,20 @@ absl::StatusOr<crypto::SecretBytes> Pkcs11RootKey::Unwrap(absl::string_view wrap
   }
   crypto::SecretBytes out(plain.span().first(written));
   return out;
+}
+
+absl::Status Pkcs11RootKey::TestEncryption() {
+  uint8_t iv[kIvBytes];
+  uint8_t block[16] = {}, out[16 + kTagBytes];
+  if (RAND_bytes(iv, sizeof(iv)) != 1) return absl::InternalError("RAND_bytes failed");
+  struct ck_gcm_params params = GcmParams(iv, "sealbox/v1/root-key-check");
+  struct ck_mechanism gcm = {CKM_AES_GCM, &params, sizeof(params)};
+  unsigned long written = sizeof(out);
+  struct ck_function_list* p11 = module_->functions();
+  ck_rv_t rv = p11->C_EncryptInit(session_, &gcm, key_);
+  if (rv == CKR_OK) rv = p11->C_Encrypt(session_, block, sizeof(block), out, &written);
+  if (rv != CKR_OK) return Failed("a test encryption", rv);
+  return absl::OkStatus();
 }
 
 absl::Status Pkcs11RootKey::Check() {
@@ -318,18 +336,7 @@ absl::Status Pkcs11RootKey::Check() {
       key_ = *key;
     }
   }
-  if (usable.ok()) {
-    uint8_t iv[kIvBytes];
-    uint8_t block[16] = {}, out[16 + kTagBytes];
-    if (RAND_bytes(iv, sizeof(iv)) != 1) return absl::InternalError("RAND_bytes failed");
-    struct ck_gcm_params params = GcmParams(iv, "sealbox/v1/root-key-check");
-    struct ck_mechanism gcm = {CKM_AES_GCM, &params, sizeof(params)};
-    unsigned long written = sizeof(out);
-    struct ck_function_list* p11 = module_->functions();
-    ck_rv_t rv = p11->C_EncryptInit(session_, &gcm, key_);
-    if (rv == CKR_OK) rv = p11->C_Encrypt(session_, block, sizeof(block), out, &written);
-    if (rv != CKR_OK) usable = Failed("a test encryption", rv);
-  }
+  if (usable.ok()) usable = TestEncryption();
   if (usable.ok()) return usable;
   // Lost: start the module afresh and connect again, once per check.
   CloseSession();

@@ -63,6 +63,8 @@ class Pkcs11RootKey final : public RootKey {
   absl::Status CheckKey(unsigned long key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<unsigned long> GenerateKey() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Failed(absl::string_view doing, unsigned long rv) const;
+  // One small encryption with the key: whether the HSM and the key work now.
+  absl::Status TestEncryption() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const HsmOptions options_;
   const std::shared_ptr<Pkcs11Module> module_;

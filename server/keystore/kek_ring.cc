@@ -14,6 +14,14 @@ const Kek* KekRing::Find(const std::function<bool(const Kek&)>& wrote) const {
   return nullptr;
 }
 
+absl::StatusOr<std::shared_ptr<const KekRing>> GivenKeks(std::optional<Kek> kek,
+                                                         std::optional<Kek> previous) {
+  if (!kek.has_value()) return absl::InvalidArgumentError("no KEK");
+  std::vector<Kek> older;
+  if (previous.has_value()) older.push_back(*std::move(previous));
+  return std::make_shared<const KekRing>(*std::move(kek), std::move(older));
+}
+
 std::shared_ptr<const KekRing> StoreKeks::ring() const {
   absl::MutexLock lock(&mu_);
   return ring_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,6 +40,11 @@ struct KekRing {
   // The ring's KEK for which `wrote(kek)` holds (a header's fingerprint check), or null.
   const Kek* Find(const std::function<bool(const Kek&)>& wrote) const;
 };
+
+// The ring of a KEK that was given (--kek-file), with the one before it while it is
+// changed (--previous-kek-file); INVALID_ARGUMENT "no KEK" without `kek`.
+absl::StatusOr<std::shared_ptr<const KekRing>> GivenKeks(std::optional<Kek> kek,
+                                                         std::optional<Kek> previous);
 
 // A ring and a KEK of it, kept alive together.
 using KekRef = std::shared_ptr<const Kek>;

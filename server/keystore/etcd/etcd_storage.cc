@@ -109,12 +109,10 @@ class EtcdStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<EtcdStorage>> EtcdStorage::Create(EtcdStorageOptions options) {
   if (options.keks == nullptr) {
-    if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
-    std::vector<Kek> previous;
-    if (options.previous_kek.has_value()) previous.push_back(std::move(*options.previous_kek));
-    options.keks = std::make_shared<const KekRing>(std::move(*options.kek), std::move(previous));
-    options.kek.reset();
-    options.previous_kek.reset();
+    auto given = GivenKeks(std::exchange(options.kek, std::nullopt),
+                           std::exchange(options.previous_kek, std::nullopt));
+    if (!given.ok()) return given.status();
+    options.keks = *std::move(given);
   }
   if (options.prefix.empty()) return absl::InvalidArgumentError("the etcd prefix is empty");
   if (options.page_size < 1) options.page_size = 1;

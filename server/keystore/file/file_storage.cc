@@ -154,12 +154,10 @@ class FileStorage::Transaction : public StorageTransaction {
 
 absl::StatusOr<std::unique_ptr<FileStorage>> FileStorage::Create(FileStorageOptions options) {
   if (options.keks == nullptr) {
-    if (!options.kek.has_value()) return absl::InvalidArgumentError("no KEK");
-    std::vector<Kek> previous;
-    if (options.previous_kek.has_value()) previous.push_back(std::move(*options.previous_kek));
-    options.keks = std::make_shared<const KekRing>(std::move(*options.kek), std::move(previous));
-    options.kek.reset();
-    options.previous_kek.reset();
+    auto given = GivenKeks(std::exchange(options.kek, std::nullopt),
+                           std::exchange(options.previous_kek, std::nullopt));
+    if (!given.ok()) return given.status();
+    options.keks = *std::move(given);
   }
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   return std::unique_ptr<FileStorage>(new FileStorage(std::move(options)));
