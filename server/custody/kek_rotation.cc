@@ -138,6 +138,7 @@ void KekRotation::Finish() {
     fingerprint = FingerprintHex((*ring)->current);
     RewrapPace pace;
     pace.records_per_second = options_.rewrap_records_per_second;
+    pace.cancelled = [this] { return stop_.HasBeenNotified(); };
     pace.progress = [this, before = rewrapped](uint64_t done) {
       absl::MutexLock lock(&mu_);
       records_rewrapped_ = before + done;

@@ -111,6 +111,8 @@ class StorageTransaction {
 struct RewrapPace {
   double records_per_second = 0;
   std::function<void(uint64_t rewrapped)> progress;
+  // Asked between writes: true stops the rewrap (CANCELLED), e.g. at shutdown.
+  std::function<bool()> cancelled;
 };
 
 // A place a keystore is kept. Every method may be called from any thread.

@@ -276,13 +276,16 @@ absl::StatusOr<uint64_t> EtcdStorage::RewrapAll(const RewrapPace& pace) {
       }
       written += batch_records;
       batch_records = 0;
-      // Keep to the pace asked for: etcd serves the other replicas meanwhile.
-      if (pace.records_per_second > 0) {
-        const absl::Time due = began + absl::Seconds(written / pace.records_per_second);
-        if (stopping_.WaitForNotificationWithTimeout(due - absl::Now())) {
-          return absl::CancelledError("stopping");
-        }
-      }
+      // Keep to the pace asked for (etcd serves the other replicas meanwhile), in
+      // slices short enough to stop soon when asked.
+      const absl::Time due = pace.records_per_second > 0
+                                 ? began + absl::Seconds(written / pace.records_per_second)
+                                 : absl::InfinitePast();
+      do {
+        if (pace.cancelled && pace.cancelled()) return absl::CancelledError("rewrap stopped");
+      } while (absl::Now() < due && !stopping_.WaitForNotificationWithTimeout(
+                                        std::min(due - absl::Now(), absl::Milliseconds(100))));
+      if (stopping_.HasBeenNotified()) return absl::CancelledError("stopping");
       return committed.status();
     };
     etcdserverpb::RangeRequest request;
