@@ -194,8 +194,12 @@ void KekRotation::CheckLoop() {
 }
 
 void KekRotation::Check() {
+  // The KEKs in force, adopted: this replica learns of a rotation another started
+  // before it meets a record under the new KEK, and lets the old KEK go from memory
+  // once a rotation is finished (one store read; an HSM call only when it changed).
+  if (!keystore_->keks().Refresh().ok()) return;  // the store or the HSM: the next check
   absl::StatusOr<SealedKekStore::Stored> stored = ReadStored();
-  if (!stored.ok()) return;  // the store is unreachable: the next check
+  if (!stored.ok()) return;
   absl::StatusOr<SealedKekInfo> info = InfoOf(stored->bytes, store_->Describe());
   if (!info.ok()) return;
   if (info->previous > 0) {
