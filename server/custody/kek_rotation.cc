@@ -197,9 +197,11 @@ void KekRotation::Check() {
   // The KEKs in force, adopted: this replica learns of a rotation another started
   // before it meets a record under the new KEK, and lets the old KEK go from memory
   // once a rotation is finished (one store read; an HSM call only when it changed).
-  if (!keystore_->keks().Refresh().ok()) return;  // the store or the HSM: the next check
   absl::StatusOr<SealedKekStore::Stored> stored = ReadStored();
-  if (!stored.ok()) return;
+  if (!stored.ok()) return;  // the store is unreachable: the next check
+  absl::StatusOr<std::shared_ptr<const KekRing>> ring = source_->Adopt(*stored);
+  if (!ring.ok()) return;  // the HSM: the next check
+  keystore_->keks().Set(*ring);
   absl::StatusOr<SealedKekInfo> info = InfoOf(stored->bytes, store_->Describe());
   if (!info.ok()) return;
   if (info->previous > 0) {

@@ -1,11 +1,5 @@
 #include "server/custody/sealed_kek_store.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -17,8 +11,9 @@
 namespace sealbox::server::custody {
 namespace {
 
-absl::Status Errno(absl::string_view doing, const std::string& path) {
-  return absl::UnavailableError(absl::StrCat(doing, " ", path, ": ", std::strerror(errno)));
+// The bytes of a string, for the file functions.
+absl::Span<const uint8_t> BytesOf(const std::string& s) {
+  return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
 class FileStore final : public SealedKekStore {
@@ -34,83 +29,35 @@ class FileStore final : public SealedKekStore {
     return Stored{std::string(read->bytes.begin(), read->bytes.end()), 0};
   }
 
-  // A temporary file, fsynced, then link(2)ed to the name: link never replaces, so
-  // the first writer wins and nobody sees a half-written file.
+  // The first writer wins (link(2) never replaces); the others read what it wrote.
   absl::StatusOr<Stored> CreateIfAbsent(const std::string& sealed) override {
-    const std::string temp = absl::StrCat(path_, ".tmp.", getpid());
-    if (absl::Status s = WriteSynced(temp, sealed); !s.ok()) return s;
-    const int linked = link(temp.c_str(), path_.c_str());
-    const int link_errno = errno;
-    unlink(temp.c_str());
-    if (linked != 0 && link_errno != EEXIST) {
-      errno = link_errno;
-      return Errno("cannot create", path_);
-    }
-    if (absl::Status synced = SyncDirectoryOf(path_); !synced.ok()) return synced;
+    absl::Status created = CreateFileIfAbsent(path_, BytesOf(sealed));
+    if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
     return ReadPresent();
   }
 
   // Compare and replace under a lock of its own (kek.sealed.lock): the keystore's
   // writers read this file, never lock it.
   absl::StatusOr<Stored> Replace(const Stored& expected, const std::string& sealed) override {
-    const std::string lock_path = path_ + ".lock";
-    int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock < 0) return Errno("cannot open", lock_path);
-    if (flock(lock, LOCK_EX) != 0) {
-      absl::Status failed = Errno("cannot lock", lock_path);
-      close(lock);
-      return failed;
-    }
-    absl::StatusOr<Stored> result = ReplaceLocked(expected, sealed);
-    close(lock);
-    return result;
-  }
-
- private:
-  absl::StatusOr<Stored> ReplaceLocked(const Stored& expected, const std::string& sealed) {
+    absl::StatusOr<FileLock> lock = FileLock::Acquire(path_ + ".lock");
+    if (!lock.ok()) return lock.status();
     absl::StatusOr<Stored> now = ReadPresent();
     if (!now.ok()) return now.status();
     if (now->bytes != expected.bytes) {
       return absl::AbortedError(absl::StrCat(path_, " changed since it was read"));
     }
-    absl::StatusOr<FileIdentity> written = ReplaceFile(
-        path_, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(sealed.data()), sealed.size()),
-        /*fail_before_rename=*/nullptr);
+    absl::StatusOr<FileIdentity> written =
+        ReplaceFile(path_, BytesOf(sealed), /*fail_before_rename=*/nullptr);
     if (!written.ok()) return written.status();
     return Stored{sealed, 0};
   }
 
+ private:
   absl::StatusOr<Stored> ReadPresent() {
     absl::StatusOr<std::optional<Stored>> there = Read();
     if (!there.ok()) return there.status();
     if (!there->has_value()) return absl::UnavailableError(absl::StrCat(path_, " vanished"));
     return **std::move(there);
-  }
-
-  static absl::Status WriteSynced(const std::string& path, const std::string& bytes) {
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Errno("cannot create", path);
-    const bool written =
-        write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
-        fsync(fd) == 0;
-    close(fd);
-    if (!written) {
-      absl::Status failed = Errno("cannot write", path);
-      unlink(path.c_str());
-      return failed;
-    }
-    return absl::OkStatus();
-  }
-
-  static absl::Status SyncDirectoryOf(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return Errno("cannot open", dir);
-    const int synced = fsync(fd);
-    close(fd);
-    if (synced != 0) return Errno("cannot fsync", dir);
-    return absl::OkStatus();
   }
 
   const std::string path_;

@@ -9,11 +9,11 @@ import re
 import sys
 import threading
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
 import harness  # noqa: E402
-from harness import Server, SoftHsm, kek_fingerprint, run_doc_block, wait_for  # noqa: E402
+from harness import (Server, SoftHsm, kek_fingerprint, metric, run_doc_block,  # noqa: E402
+                     wait_for)
 
 
 def spellings(kek):
@@ -26,13 +26,6 @@ def files_under(folder):
     for root, _, names in os.walk(folder):
         for name in names:
             yield os.path.join(root, name)
-
-
-def metric(server, name):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics",
-                                  timeout=10).read().decode()
-    found = re.search(rf"^{name} (\S+)$", text, re.M)
-    return float(found.group(1)) if found else None
 
 
 def health(server, service):

@@ -8,7 +8,6 @@ import re
 import sys
 import time
 import unittest
-import urllib.request
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -17,7 +16,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.keywrap import aes_key_wrap_with_padding
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../e2e"))
-from harness import Server, run_doc_block  # noqa: E402
+from harness import Server, metric, run_doc_block  # noqa: E402
 
 
 def wrap_for(public_pem, material):
@@ -36,13 +35,6 @@ def open_unary(material, tenant, key, sealed):
     info = b"sealbox/v1/unary" + name(tenant) + name(key)
     subkey = HKDF(hashes.SHA256(), 32, epoch_id, info).derive(material)
     return AESGCM(subkey).decrypt(nonce, sealed[33:], sealed[:33] + bytes(8))
-
-
-def metric(server, name):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics",
-                                  timeout=10).read().decode()
-    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
-    return float(found.group(1)) if found else 0
 
 
 class KeyTransferTest(unittest.TestCase):

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 SERVER = shlex.split(os.environ.get("SEALBOX_E2E_SERVER", "")) or [
     os.path.abspath("server/sealbox-server")]
@@ -595,6 +596,15 @@ def run_operations_doc(heading, server):
     if result.returncode != 0:
         raise AssertionError(result.stderr.decode(errors="replace"))
     return result
+
+
+def metric(server, series):
+    """The value of one series (`name` or `name{labels}`) on the server's /metrics, or
+    None when it has none."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics",
+                                  timeout=10).read().decode()
+    found = re.search(rf"^{re.escape(series)} (\S+)$", text, re.M)
+    return float(found.group(1)) if found else None
 
 
 def run_doc_block(heading, env=None):

@@ -121,6 +121,26 @@ absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path, absl::Span<con
   return IdentityOf(st);
 }
 
+absl::Status CreateFileIfAbsent(const std::string& path, absl::Span<const uint8_t> bytes) {
+  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
+  absl::Status status;
+  {
+    Fd file{open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+    if (file.fd < 0) return Errno("creating", temp);
+    status = WriteAll(file.fd, bytes, temp);
+    if (status.ok() && fsync(file.fd) != 0) status = Errno("syncing", temp);
+  }
+  if (status.ok() && link(temp.c_str(), path.c_str()) != 0) {
+    status = errno == EEXIST ? absl::AlreadyExistsError(absl::StrCat(path, " exists"))
+                             : Errno("creating", path);
+  }
+  unlink(temp.c_str());
+  if (!status.ok()) return status;
+  Fd dir{open(Directory(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd < 0 || fsync(dir.fd) != 0) return Errno("syncing", Directory(path));
+  return absl::OkStatus();
+}
+
 absl::Status MakeDirectories(const std::string& path, mode_t mode) {
   for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
     const std::string prefix = path.substr(0, end);

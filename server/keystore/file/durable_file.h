@@ -49,6 +49,12 @@ absl::StatusOr<FileRead> ReadFile(const std::string& path, size_t max_bytes = SI
 absl::StatusOr<FileIdentity> ReplaceFile(const std::string& path, absl::Span<const uint8_t> bytes,
                                          const std::function<bool()>& fail_before_rename);
 
+// Creates `path` holding `bytes` unless it exists, so that nobody sees it half
+// written: writes <path>.tmp.<pid> (mode 0600), fsyncs it, link(2)s it to `path`
+// (which never replaces), fsyncs the directory. ALREADY_EXISTS when `path` was there
+// (another writer won); the temp file is removed either way.
+absl::Status CreateFileIfAbsent(const std::string& path, absl::Span<const uint8_t> bytes);
+
 // mkdir -p with `mode` for the directories it creates.
 absl::Status MakeDirectories(const std::string& path, mode_t mode);
 
