@@ -29,6 +29,7 @@ std::shared_ptr<const KekRing> StoreKeks::ring() const {
 
 void StoreKeks::Set(std::shared_ptr<const KekRing> ring) {
   absl::MutexLock lock(&mu_);
+  if (ring->sealed_revision > 0 && ring->sealed_revision < ring_->sealed_revision) return;
   ring_ = std::move(ring);
 }
 
@@ -42,12 +43,24 @@ KekRef StoreKeks::For(const std::function<bool(const Kek&)>& wrote) {
   if (const Kek* kek = ring->Find(wrote)) return KekRef(ring, kek);
   if (source_ == nullptr) return nullptr;
   {
-    // A record under a KEK nobody knows must not cost an HSM call each time it is read.
+    // Callers that miss together (a rotation seen by many reads at once) share one
+    // question to the source; what it answers is in ring_ when they wake.
     absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](bool* asking) { return !*asking; }, &asking_source_));
+    if (ring_ != ring) {
+      if (const Kek* kek = ring_->Find(wrote)) return KekRef(ring_, kek);
+    }
+    // A record under a KEK nobody knows must not cost an HSM call each time it is read.
     if (absl::Now() - last_miss_refresh_ < absl::Seconds(1)) return nullptr;
     last_miss_refresh_ = absl::Now();
+    asking_source_ = true;
   }
   absl::StatusOr<std::shared_ptr<const KekRing>> fresh = Refresh();
+  {
+    absl::MutexLock lock(&mu_);
+    asking_source_ = false;
+  }
   if (!fresh.ok()) return nullptr;
   if (const Kek* kek = (*fresh)->Find(wrote)) return KekRef(*fresh, kek);
   return nullptr;

@@ -64,6 +64,8 @@ class StoreKeks {
       : ring_(std::move(ring)), source_(source) {}
 
   std::shared_ptr<const KekRing> ring() const;
+  // Adopts `ring` unless it came from an older sealed KEK than the ring held (two
+  // readers of the sealed KEK may finish in either order).
   void Set(std::shared_ptr<const KekRing> ring);
   bool has_source() const { return source_ != nullptr; }
 
@@ -71,8 +73,9 @@ class StoreKeks {
   KekRef Current() const;
 
   // The KEK for which `wrote` holds: from the ring, else from the source's ring in
-  // force (asked at most once a second while nothing new turns up). Null when
-  // neither knows it: a different KEK.
+  // force. The source is asked by one caller at a time, the others waiting for its
+  // answer, and at most once a second while nothing new turns up. Null when neither
+  // knows it: a different KEK.
   KekRef For(const std::function<bool(const Kek&)>& wrote);
 
   // Asks the source for the ring in force and adopts it; the ring as it is without
@@ -83,6 +86,7 @@ class StoreKeks {
   mutable absl::Mutex mu_;
   std::shared_ptr<const KekRing> ring_ ABSL_GUARDED_BY(mu_);
   absl::Time last_miss_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool asking_source_ ABSL_GUARDED_BY(mu_) = false;
   KekSource* const source_;
 };
 
