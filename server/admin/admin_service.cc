@@ -7,9 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "server/admin/admin_protos.h"
-#include "server/audit/audit_call.h"
-#include "server/grpc_status.h"
 #include "server/log.h"
+#include "server/rpc/call_scope.h"
 
 namespace sealbox::server {
 namespace {
@@ -90,12 +89,9 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
                                             const google::protobuf::Message& request,
                                             const google::protobuf::Message& response,
                                             Operation operation) {
-  const absl::Time started = absl::Now();
-  std::optional<AuditRecord> record;
-  if (audit_ != nullptr) {
-    record = StartAuditRecord(*audit_, *context, v1::Admin::service_full_name(), method, started);
-    AuditTarget(request, method, *record);
-  }
+  CallScope scope(*context, *metrics_, audit_, {v1::Admin::service_full_name(), method});
+  AuditRecord* record = scope.audit();
+  if (record != nullptr) AuditTarget(request, method, *record);
   // A stale keystore may not know of a revoked admin token: refuse before judging one.
   absl::Status status = keystore_->Serving();
   absl::StatusOr<Principal> caller =
@@ -111,28 +107,23 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   // (after a moment's wait).
   if (status.ok()) status = keystore_->WaitUntilWritable(kWaitForStore);
   if (status.ok()) status = operation(*caller);
-  metrics_->RecordOutcome(method, status, started);
   // Without the audit log, the log is the trail of admin changes and attempts;
   // requests may hold key material, so only the method, the admin token's id and
   // the outcome are logged. With it, the audit line says all that and more.
-  if (!record.has_value()) {
+  if (record == nullptr) {
     Log("admin_call", status.ok() ? "info" : "warning")
         .Add("method", method)
         .Add("admin_token_id", caller.ok() ? caller->token_id() : "")
         .Add("code", absl::StatusCodeToString(status.code()))
         .Add("peer", context->peer());
   } else {
-    // A failed call sends only its status.
-    if (status.ok()) record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
+    record->response_bytes = static_cast<int64_t>(response.ByteSizeLong());
     if (caller.ok()) {
       record->credential = "admin_token";
       record->token_id = caller->token_id();
     }
-    FinishAuditRecord(*audit_, *std::move(record), status.code());
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
+  return scope.Finish(status);
 }
 
 grpc::ServerUnaryReactor* AdminService::CreateTenant(grpc::CallbackServerContext* context,

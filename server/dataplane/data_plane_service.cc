@@ -11,13 +11,11 @@
 #include "crypto/format/output_bytes.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secure_wipe.h"
-#include "server/audit/audit_call.h"
-#include "server/dataplane/bytes.h"
-#include "server/dataplane/call_outcome.h"
 #include "server/dataplane/stream_handlers.h"
-#include "server/dataplane/wipe_when_done.h"
 #include "server/dataplane/wire_response.h"
 #include "server/grpc_status.h"
+#include "server/rpc/bytes.h"
+#include "server/rpc/call_scope.h"
 
 namespace sealbox::server {
 namespace {
@@ -85,25 +83,18 @@ auto BatchDetail(const Request& request, const Response& response) {
   };
 }
 
-// Finishes a unary call and records it: metrics, and the audit log when it is on.
+// A unary call on this plane: its scope (server/rpc/call_scope.h), the caller in
+// its audit record, and the call's own detail at the end.
 class UnaryCall {
  public:
   UnaryCall(grpc::CallbackServerContext* context, Metrics* metrics, AuditLog* audit,
             const char* method)
-      : context_(context),
-        metrics_(metrics),
-        audit_(audit),
-        method_(method),
-        started_(absl::Now()) {
-    if (audit_ != nullptr) {
-      record_ =
-          StartAuditRecord(*audit_, *context, v1::Crypto::service_full_name(), method, started_);
-    }
-  }
+      : scope_(*context, *metrics, audit, {v1::Crypto::service_full_name(), method}),
+        context_(*context) {}
 
   absl::StatusOr<Caller> Authenticate(const Admission& admission) {
-    absl::StatusOr<Caller> caller = admission.Authenticate(*context_);
-    if (record_.has_value() && caller.ok()) AuditCaller(*caller, *record_);
+    absl::StatusOr<Caller> caller = admission.Authenticate(context_);
+    if (scope_.audit() != nullptr && caller.ok()) AuditCaller(*caller, *scope_.audit());
     return caller;
   }
 
@@ -112,26 +103,13 @@ class UnaryCall {
   template <typename Detail = NoDetail>
   grpc::ServerUnaryReactor* Done(const absl::Status& status,
                                  std::vector<std::string*> plaintexts = {}, Detail detail = {}) {
-    RecordCallOutcome(
-        method_, status, started_, [this] { return context_->peer(); }, *metrics_);
-    if (record_.has_value()) {
-      detail(*record_);
-      if (!status.ok()) record_->response_bytes = 0;  // only the status is sent
-      FinishAuditRecord(*audit_, *std::move(record_), status.code());
-    }
-    grpc::ServerUnaryReactor* reactor =
-        plaintexts.empty() ? context_->DefaultReactor() : new WipeWhenDone(std::move(plaintexts));
-    reactor->Finish(ToGrpcStatus(status));
-    return reactor;
+    if (AuditRecord* record = scope_.audit()) detail(*record);
+    return scope_.Finish(status, std::move(plaintexts));
   }
 
  private:
-  grpc::CallbackServerContext* context_;
-  Metrics* metrics_;
-  AuditLog* audit_;
-  const char* method_;
-  absl::Time started_;
-  std::optional<AuditRecord> record_;
+  CallScope scope_;
+  const grpc::CallbackServerContext& context_;
 };
 
 // The plaintext an item carries: a batch's items together carry at most

@@ -12,10 +12,10 @@
 #include "server/audit/audit_log.h"
 #include "server/auth/auth.h"
 #include "server/dataplane/admission.h"
-#include "server/dataplane/data_plane_engine.h"
 #include "server/dataplane/data_plane_limits.h"
 #include "server/dataplane/stream_call.h"
 #include "server/dataplane/unary_requests.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/keystore/keystore.h"
 #include "server/metrics/metrics.h"
 

@@ -7,8 +7,6 @@
 #include "absl/time/clock.h"
 #include "crypto/secret/secure_wipe.h"
 #include "sealbox/v1/data.grpc.pb.h"
-#include "server/audit/audit_call.h"
-#include "server/dataplane/call_outcome.h"
 #include "server/dataplane/stream_wire.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -32,21 +30,16 @@ StreamCall::StreamCall(grpc::CallbackServerContext* context, const char* method,
       admission_(admission),
       slots_(slots),
       metrics_(metrics),
-      audit_(audit),
       handler_(std::move(handler)),
-      started_(absl::Now()) {}
+      scope_(*context, metrics, audit, {v1::Crypto::service_full_name(), method}) {}
 
 StreamCall::~StreamCall() { WipeOutput(); }
 
 // Once the whole object is built, so that no reaction reaches a half-made one.
 void StreamCall::Begin() {
   metrics_.StreamStarted();
-  peer_ = context_->peer();  // a cancelled call no longer knows it
   absl::MutexLock lock(&mu_);
-  if (audit_ != nullptr) {
-    record_ =
-        StartAuditRecord(*audit_, *context_, v1::Crypto::service_full_name(), method_, started_);
-  }
+  scope_.KeepPeer();
   if (slots_.open.fetch_add(1) >= slots_.max_open) {
     return Fail(absl::ResourceExhaustedError("too many concurrent streams"));
   }
@@ -109,7 +102,9 @@ void StreamCall::Process(bool ok) {
     if (out_.empty()) return FinishOk();
     return Send();
   }
-  if (record_.has_value()) record_->request_bytes += static_cast<int64_t>(request_.Length());
+  if (AuditRecord* record = scope_.audit()) {
+    record->request_bytes += static_cast<int64_t>(request_.Length());
+  }
   absl::StatusOr<StreamRequestView> message = ReadStreamRequest(request_);
   if (!message.ok()) return Fail(message.status());
   absl::Status status;
@@ -152,10 +147,10 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
   if (start == nullptr) {
     return absl::InvalidArgumentError("the first message must be `start`");
   }
-  if (record_.has_value()) record_->key = start->key();
+  if (AuditRecord* record = scope_.audit()) record->key = start->key();
   absl::StatusOr<Caller> caller = admission_.Authenticate(*context_);
   if (!caller.ok()) return caller.status();
-  if (record_.has_value()) AuditCaller(*caller, *record_);
+  if (AuditRecord* record = scope_.audit()) AuditCaller(*caller, *record);
   if (absl::Status s = Admission::CheckRequest(*caller, handler_->operation(), start->key(),
                                                start->associated_data(),
                                                /*size=*/0, /*limit=*/0);
@@ -182,7 +177,9 @@ void StreamCall::Send() {
   }
   handler_->Sending(chunk.size());
   response_ = StreamResponse(std::move(chunk), handler_->key_version(), handler_->OutputIsSecret());
-  if (record_.has_value()) record_->response_bytes += static_cast<int64_t>(response_.Length());
+  if (AuditRecord* record = scope_.audit()) {
+    record->response_bytes += static_cast<int64_t>(response_.Length());
+  }
   writing_ = true;
   StartWrite(&response_);
 }
@@ -213,15 +210,10 @@ void StreamCall::End(const absl::Status& status) {
                                                        absl::FormatDuration(slots_.watchdog.idle()),
                                                        " (--stream-idle-seconds)"));
     metrics_.CountStreamIdleTimeout();
-    Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", peer_);
+    Log("stream_idle_timeout", "warning").Add("method", method_).Add("peer", scope_.KeepPeer());
   }
-  RecordCallOutcome(
-      method_, outcome, started_, [this] { return peer_; }, metrics_);
-  if (record_.has_value()) {
-    record_->key_version = handler_->key_version();
-    FinishAuditRecord(*audit_, *std::move(record_), outcome.code());
-    record_.reset();
-  }
+  if (AuditRecord* record = scope_.audit()) record->key_version = handler_->key_version();
+  scope_.End(outcome);
   slots_.open.fetch_sub(1);
   metrics_.StreamEnded();  // last: "0 active" says every ended stream is counted
   Finish(ToGrpcStatus(status));

@@ -33,6 +33,7 @@
 #include "server/dataplane/admission.h"
 #include "server/dataplane/stream_watchdog.h"
 #include "server/metrics/metrics.h"
+#include "server/rpc/call_scope.h"
 
 namespace sealbox::server {
 
@@ -115,13 +116,10 @@ class StreamCall final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::
   const Admission& admission_;
   StreamSlots& slots_;
   Metrics& metrics_;
-  AuditLog* const audit_;
   const std::unique_ptr<StreamHandler> handler_;
-  const absl::Time started_;
   uint64_t watch_id_ = 0;
-  std::string peer_;
   absl::Mutex mu_;
-  std::optional<AuditRecord> record_ ABSL_GUARDED_BY(mu_);  // with audit_
+  CallScope scope_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer request_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);
   crypto::OutputBytes out_ ABSL_GUARDED_BY(mu_);  // output not yet sent

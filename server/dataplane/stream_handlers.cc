@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "crypto/aes_gcm.h"
-#include "server/dataplane/bytes.h"
-#include "server/dataplane/call_outcome.h"
+#include "server/engine/open_outcome.h"
+#include "server/rpc/bytes.h"
 
 namespace sealbox::server {
 namespace {

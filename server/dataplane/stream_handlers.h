@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "sealbox/v1/data.pb.h"
-#include "server/dataplane/data_plane_engine.h"
 #include "server/dataplane/stream_call.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/metrics/metrics.h"
 
 namespace sealbox::server {

@@ -9,9 +9,9 @@
 #include "crypto/crc32c/crc32c.h"
 #include "crypto/format/output_bytes.h"
 #include "crypto/secret/secure_wipe.h"
-#include "server/dataplane/bytes.h"
-#include "server/dataplane/call_outcome.h"
 #include "server/dataplane/checksums.h"
+#include "server/engine/open_outcome.h"
+#include "server/rpc/bytes.h"
 
 namespace sealbox::server {
 namespace {

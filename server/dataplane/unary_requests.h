@@ -11,7 +11,7 @@
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.pb.h"
 #include "server/dataplane/admission.h"
-#include "server/dataplane/data_plane_engine.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/metrics/metrics.h"
 
 namespace sealbox::server {

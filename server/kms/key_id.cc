@@ -8,8 +8,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "crypto/format/hkdf.h"
-#include "server/dataplane/bytes.h"
 #include "server/keystore/names.h"
+#include "server/rpc/bytes.h"
 
 namespace sealbox::server {
 namespace {

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/dataplane/bytes.h"
 #include "server/keystore/names.h"
 #include "server/kms/key_id.h"
+#include "server/rpc/bytes.h"
 
 namespace sealbox::server {
 namespace {

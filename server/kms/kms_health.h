@@ -12,7 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/dataplane/data_plane_engine.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/keystore/keystore.h"
 
 namespace sealbox::server {

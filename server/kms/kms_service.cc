@@ -5,57 +5,44 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/audit/audit_call.h"
-#include "server/dataplane/bytes.h"
-#include "server/dataplane/call_outcome.h"
-#include "server/dataplane/wipe_when_done.h"
-#include "server/grpc_status.h"
+#include "server/engine/open_outcome.h"
 #include "server/keystore/names.h"
 #include "server/kms/key_id.h"
+#include "server/rpc/bytes.h"
+#include "server/rpc/call_scope.h"
 
 namespace sealbox::server {
 namespace {
 
 constexpr char kService[] = "v2.KeyManagementService";
 
-// One call's metrics and audit line. Calls on the socket are the bound tenant's;
-// the socket's file permissions said who may make them.
+// One call on the socket: its scope, and what its audit record says of it. Calls on
+// the socket are the bound tenant's; the socket's file permissions said who may
+// make them.
 class KmsCall {
  public:
   // `metric`: the method as sealbox_rpcs_total names it ("KmsEncrypt"); `method`:
   // as the API does ("Encrypt").
   KmsCall(grpc::CallbackServerContext* context, Metrics& metrics, AuditLog* audit,
           const char* metric, const char* method, const KmsKey& key, const std::string& uid)
-      : context_(context), metrics_(metrics), audit_(audit), method_(metric) {
-    if (audit_ == nullptr) return;
-    record_ = StartAuditRecord(*audit_, *context, kService, method, started_);
-    record_->credential = "kms_socket";
-    record_->tenant = key.tenant;
-    record_->key = key.key;
-    record_->kms_uid = uid;
+      : scope_(*context, metrics, audit, {kService, method, metric}) {
+    AuditRecord* record = scope_.audit();
+    if (record == nullptr) return;
+    record->credential = "kms_socket";
+    record->tenant = key.tenant;
+    record->key = key.key;
+    record->kms_uid = uid;
   }
 
   grpc::ServerUnaryReactor* Done(const absl::Status& status, uint32_t version,
                                  std::string* plaintext = nullptr) {
-    RecordCallOutcome(
-        method_, status, started_, [this] { return context_->peer(); }, metrics_);
-    if (record_.has_value()) {
-      record_->key_version = version;
-      FinishAuditRecord(*audit_, *std::move(record_), status.code());
-    }
-    grpc::ServerUnaryReactor* reactor =
-        plaintext == nullptr ? context_->DefaultReactor() : new WipeWhenDone({plaintext});
-    reactor->Finish(ToGrpcStatus(status));
-    return reactor;
+    if (AuditRecord* record = scope_.audit()) record->key_version = version;
+    if (plaintext == nullptr) return scope_.Finish(status);
+    return scope_.Finish(status, {plaintext});
   }
 
  private:
-  grpc::CallbackServerContext* const context_;
-  Metrics& metrics_;
-  AuditLog* const audit_;
-  const char* const method_;
-  const absl::Time started_ = absl::Now();
-  std::optional<AuditRecord> record_;
+  CallScope scope_;
 };
 
 }  // namespace

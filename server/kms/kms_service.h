@@ -17,7 +17,7 @@
 #include "crypto/format/unary.h"
 #include "k8s/kms/v2/kms.grpc.pb.h"
 #include "server/audit/audit_log.h"
-#include "server/dataplane/data_plane_engine.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/keystore/keystore.h"
 #include "server/kms/kms_health.h"
 #include "server/metrics/metrics.h"

@@ -18,6 +18,7 @@
 #include "server/custody/kek_rotation.h"
 #include "server/custody/root_key_monitor.h"
 #include "server/dataplane/data_plane_service.h"
+#include "server/engine/data_plane_engine.h"
 #include "server/keystore/keystore.h"
 #include "server/kms/kms_service.h"
 #include "server/kms/kms_socket.h"

@@ -7,8 +7,8 @@
 // (RotateKey or ImportKey, on this replica or another one whose change this one has
 // reloaded). Keys are tracked only once they fail, and only keys that exist, so memory
 // is bounded by the keystore.
-#ifndef SEALBOX_SERVER_DATAPLANE_DECRYPTION_LIMIT_H_
-#define SEALBOX_SERVER_DATAPLANE_DECRYPTION_LIMIT_H_
+#ifndef SEALBOX_SERVER_ENGINE_DECRYPTION_LIMIT_H_
+#define SEALBOX_SERVER_ENGINE_DECRYPTION_LIMIT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -56,4 +56,4 @@ bool IsDecryptionLimitReached(const absl::Status& status);
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_DECRYPTION_LIMIT_H_
+#endif  // SEALBOX_SERVER_ENGINE_DECRYPTION_LIMIT_H_

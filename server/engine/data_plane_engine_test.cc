@@ -2,7 +2,7 @@
 // directory): what it seals opens, with the version it names; tenants are isolated;
 // versions out of use do not open; forgeries fail alike and count against the key's
 // limit; a key or version this snapshot lacks is waited for only when allowed.
-#include "server/dataplane/data_plane_engine.h"
+#include "server/engine/data_plane_engine.h"
 
 #include <cstdint>
 #include <memory>
@@ -11,9 +11,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/dataplane/bytes.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/testing/test_store.h"
+#include "server/rpc/bytes.h"
 
 namespace sealbox::server {
 namespace {

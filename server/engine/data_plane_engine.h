@@ -1,7 +1,7 @@
 // Seal, Open, Rewrap and stream setup for one tenant's keys, in absl terms. The gRPC
 // service (data_plane_service.cc) is a thin layer over this.
-#ifndef SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_
-#define SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_
+#ifndef SEALBOX_SERVER_ENGINE_DATA_PLANE_ENGINE_H_
+#define SEALBOX_SERVER_ENGINE_DATA_PLANE_ENGINE_H_
 
 #include <cstdint>
 #include <functional>
@@ -15,7 +15,7 @@
 #include "crypto/format/output_bytes.h"
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
-#include "server/dataplane/decryption_limit.h"
+#include "server/engine/decryption_limit.h"
 #include "server/keystore/keystore.h"
 
 namespace sealbox::server {
@@ -144,4 +144,4 @@ class DataPlaneEngine {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_DATA_PLANE_ENGINE_H_
+#endif  // SEALBOX_SERVER_ENGINE_DATA_PLANE_ENGINE_H_

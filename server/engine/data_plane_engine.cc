@@ -1,4 +1,4 @@
-#include "server/dataplane/data_plane_engine.h"
+#include "server/engine/data_plane_engine.h"
 
 #include <algorithm>
 #include <utility>

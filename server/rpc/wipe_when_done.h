@@ -1,8 +1,8 @@
 // A unary call's reactor that wipes the response's plaintext fields once gRPC is
 // done with the call (Finish has serialized the response by then): for every call
 // whose answer is a plaintext (Open, OpenBatch, GenerateDataKey, KMS Decrypt).
-#ifndef SEALBOX_SERVER_DATAPLANE_WIPE_WHEN_DONE_H_
-#define SEALBOX_SERVER_DATAPLANE_WIPE_WHEN_DONE_H_
+#ifndef SEALBOX_SERVER_RPC_WIPE_WHEN_DONE_H_
+#define SEALBOX_SERVER_RPC_WIPE_WHEN_DONE_H_
 
 #include <string>
 #include <utility>
@@ -32,4 +32,4 @@ class WipeWhenDone final : public grpc::ServerUnaryReactor {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_WIPE_WHEN_DONE_H_
+#endif  // SEALBOX_SERVER_RPC_WIPE_WHEN_DONE_H_

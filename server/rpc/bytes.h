@@ -1,7 +1,7 @@
 // Protobuf `bytes` fields are std::string, fixed inputs (associated data) are
 // string literals; the engine speaks byte spans.
-#ifndef SEALBOX_SERVER_DATAPLANE_BYTES_H_
-#define SEALBOX_SERVER_DATAPLANE_BYTES_H_
+#ifndef SEALBOX_SERVER_RPC_BYTES_H_
+#define SEALBOX_SERVER_RPC_BYTES_H_
 
 #include <cstdint>
 
@@ -16,4 +16,4 @@ inline absl::Span<const uint8_t> AsBytes(absl::string_view s) {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_BYTES_H_
+#endif  // SEALBOX_SERVER_RPC_BYTES_H_

@@ -1,4 +1,4 @@
-#include "server/dataplane/decryption_limit.h"
+#include "server/engine/decryption_limit.h"
 
 #include "absl/strings/match.h"
 
