@@ -12,10 +12,11 @@
 #include "crypto/format/unary.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/dataplane/stream_handlers.h"
-#include "server/dataplane/wire_response.h"
 #include "server/grpc_status.h"
 #include "server/rpc/bytes.h"
 #include "server/rpc/call_scope.h"
+#include "server/rpc/parse_request.h"
+#include "server/rpc/wire_response.h"
 
 namespace sealbox::server {
 namespace {
@@ -46,18 +47,6 @@ auto WireDetail(const Request& request, const Response& response,
     record.request_bytes = static_cast<int64_t>(wire_request.Length());
     record.response_bytes = static_cast<int64_t>(wire_response.Length());
   };
-}
-
-// Parses a request as gRPC would for a typed method (the same parser), but answers
-// a malformed one with INVALID_ARGUMENT and its type, not INTERNAL.
-template <typename Request>
-absl::Status ParseRequest(const grpc::ByteBuffer& wire, Request& request) {
-  grpc::ByteBuffer shared(wire);  // the same slices; parsing consumes the buffer
-  if (!grpc::SerializationTraits<Request>::Deserialize(&shared, &request).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name()));
-  }
-  return absl::OkStatus();
 }
 
 // A batch call's items, failures, the keys it named and sizes.

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "server/dataplane/wire_response.h"
+#include "server/rpc/wire_response.h"
 
 namespace sealbox::server {
 namespace {

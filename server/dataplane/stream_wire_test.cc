@@ -6,7 +6,7 @@
 
 #include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
-#include "server/dataplane/flat_byte_buffer.h"
+#include "server/rpc/flat_byte_buffer.h"
 
 namespace sealbox::server {
 namespace {

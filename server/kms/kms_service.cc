@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,8 @@
 #include "server/kms/key_id.h"
 #include "server/rpc/bytes.h"
 #include "server/rpc/call_scope.h"
+#include "server/rpc/parse_request.h"
+#include "server/rpc/wire_response.h"
 
 namespace sealbox::server {
 namespace {
@@ -24,21 +27,35 @@ class KmsCall {
   // `metric`: the method as sealbox_rpcs_total names it ("KmsEncrypt"); `method`:
   // as the API does ("Encrypt").
   KmsCall(grpc::CallbackServerContext* context, Metrics& metrics, AuditLog* audit,
-          const char* metric, const char* method, const KmsKey& key, const std::string& uid)
+          const char* metric, const char* method, const KmsKey& key)
       : scope_(*context, metrics, audit, {kService, method, metric}) {
     AuditRecord* record = scope_.audit();
     if (record == nullptr) return;
     record->credential = "kms_socket";
     record->tenant = key.tenant;
     record->key = key.key;
-    record->kms_uid = uid;
+  }
+
+  // The request, parsed; its uid (kube-apiserver's, to match its own logs) goes in
+  // the audit record.
+  template <typename Request>
+  absl::Status Parse(const grpc::ByteBuffer& wire, Request& request) {
+    absl::Status parsed = ParseRequest(wire, request);
+    AuditRecord* record = scope_.audit();
+    if (record != nullptr) record->request_bytes = static_cast<int64_t>(wire.Length());
+    if constexpr (!std::is_same_v<Request, v2::StatusRequest>) {
+      if (record != nullptr && parsed.ok()) record->kms_uid = request.uid();
+    }
+    return parsed;
   }
 
   grpc::ServerUnaryReactor* Done(const absl::Status& status, uint32_t version,
-                                 std::string* plaintext = nullptr) {
-    if (AuditRecord* record = scope_.audit()) record->key_version = version;
-    if (plaintext == nullptr) return scope_.Finish(status);
-    return scope_.Finish(status, {plaintext});
+                                 const grpc::ByteBuffer& response) {
+    if (AuditRecord* record = scope_.audit()) {
+      record->key_version = version;
+      record->response_bytes = static_cast<int64_t>(response.Length());
+    }
+    return scope_.Finish(status);
   }
 
  private:
@@ -57,37 +74,58 @@ KmsService::KmsService(Keystore& keystore, DataPlaneEngine& engine, KmsKey key, 
       health_(keystore, engine, std::move(key)) {}
 
 grpc::ServerUnaryReactor* KmsService::Status(grpc::CallbackServerContext* context,
-                                             const v2::StatusRequest*,
-                                             v2::StatusResponse* response) {
-  KmsCall call(context, metrics_, audit_, "KmsStatus", "Status", key_, "");
-  KmsHealth::Answer answer = health_.Check();
-  response->set_version("v2");
-  response->set_healthz(std::move(answer.healthz));
-  response->set_key_id(std::move(answer.key_id));
-  // An unhealthy answer is still an answer: kube-apiserver reads healthz.
-  return call.Done(absl::OkStatus(), 0);
+                                             const grpc::ByteBuffer* wire_request,
+                                             grpc::ByteBuffer* wire_response) {
+  KmsCall call(context, metrics_, audit_, "KmsStatus", "Status", key_);
+  v2::StatusRequest request;
+  absl::Status status = call.Parse(*wire_request, request);
+  if (status.ok()) {
+    KmsHealth::Answer answer = health_.Check();
+    v2::StatusResponse response;
+    response.set_version("v2");
+    response.set_healthz(std::move(answer.healthz));
+    response.set_key_id(std::move(answer.key_id));
+    // An unhealthy answer is still an answer: kube-apiserver reads healthz.
+    *wire_response = SerializedResponse(response);
+  }
+  return call.Done(status, 0, *wire_response);
 }
 
 grpc::ServerUnaryReactor* KmsService::Encrypt(grpc::CallbackServerContext* context,
-                                              const v2::EncryptRequest* request,
-                                              v2::EncryptResponse* response) {
-  KmsCall call(context, metrics_, audit_, "KmsEncrypt", "Encrypt", key_, request->uid());
+                                              const grpc::ByteBuffer* wire_request,
+                                              grpc::ByteBuffer* wire_response) {
+  KmsCall call(context, metrics_, audit_, "KmsEncrypt", "Encrypt", key_);
+  v2::EncryptRequest request;
+  v2::EncryptResponse response;
+  crypto::OutputBytes ciphertext;
   uint32_t version = 0;
-  absl::Status status = DoEncrypt(*request, *response, version);
-  return call.Done(status, version);
+  absl::Status status = call.Parse(*wire_request, request);
+  if (status.ok()) status = DoEncrypt(request, response, ciphertext, version);
+  if (status.ok()) {
+    *wire_response =
+        ResponseAroundBytes(/*field=*/1, std::move(ciphertext), /*secret=*/false, response);
+  }
+  return call.Done(status, version, *wire_response);
 }
 
 grpc::ServerUnaryReactor* KmsService::Decrypt(grpc::CallbackServerContext* context,
-                                              const v2::DecryptRequest* request,
-                                              v2::DecryptResponse* response) {
-  KmsCall call(context, metrics_, audit_, "KmsDecrypt", "Decrypt", key_, request->uid());
+                                              const grpc::ByteBuffer* wire_request,
+                                              grpc::ByteBuffer* wire_response) {
+  KmsCall call(context, metrics_, audit_, "KmsDecrypt", "Decrypt", key_);
+  v2::DecryptRequest request;
+  crypto::OutputBytes plaintext;
   uint32_t version = 0;
-  absl::Status status = DoDecrypt(*request, *response, version);
-  return call.Done(status, version, response->mutable_plaintext());
+  absl::Status status = call.Parse(*wire_request, request);
+  if (status.ok()) status = DoDecrypt(request, plaintext, version);
+  if (status.ok()) {
+    *wire_response = ResponseAroundBytes(/*field=*/1, std::move(plaintext), /*secret=*/true,
+                                         v2::DecryptResponse());
+  }
+  return call.Done(status, version, *wire_response);
 }
 
 absl::Status KmsService::DoEncrypt(const v2::EncryptRequest& request, v2::EncryptResponse& response,
-                                   uint32_t& version) {
+                                   crypto::OutputBytes& ciphertext, uint32_t& version) {
   if (request.plaintext().empty() || request.plaintext().size() > kMaxKmsPlaintextBytes) {
     return absl::InvalidArgumentError(absl::StrCat("the plaintext is ", request.plaintext().size(),
                                                    " bytes; 1 to ", kMaxKmsPlaintextBytes,
@@ -97,7 +135,7 @@ absl::Status KmsService::DoEncrypt(const v2::EncryptRequest& request, v2::Encryp
   std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
   absl::StatusOr<uint32_t> sealed =
       engine_.Seal(*snapshot, key_.tenant, key_.key, AsBytes(request.plaintext()),
-                   AsBytes(kKmsAssociatedData), *response.mutable_ciphertext());
+                   AsBytes(kKmsAssociatedData), ciphertext);
   if (!sealed.ok()) return sealed.status();
   version = *sealed;
   // The version that sealed names the key_id; after a catch-up it is in the newer
@@ -112,14 +150,13 @@ absl::Status KmsService::DoEncrypt(const v2::EncryptRequest& request, v2::Encryp
     response.set_key_id(*std::move(key_id));
     return absl::OkStatus();
   }
-  response.Clear();
   return absl::UnavailableError(absl::StrCat("version ", version, " of ",
                                              KeyRef(key_.tenant, key_.key),
                                              " changed while it sealed; try again"));
 }
 
-absl::Status KmsService::DoDecrypt(const v2::DecryptRequest& request, v2::DecryptResponse& response,
-                                   uint32_t& version) {
+absl::Status KmsService::DoDecrypt(const v2::DecryptRequest& request,
+                                   crypto::OutputBytes& plaintext, uint32_t& version) {
   if (request.ciphertext().empty() || request.ciphertext().size() > kMaxKmsCiphertextBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("the ciphertext is ", request.ciphertext().size(),
@@ -129,7 +166,7 @@ absl::Status KmsService::DoDecrypt(const v2::DecryptRequest& request, v2::Decryp
   std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
   absl::StatusOr<uint32_t> opened =
       engine_.Open(*snapshot, key_.tenant, key_.key, AsBytes(request.ciphertext()),
-                   AsBytes(kKmsAssociatedData), *response.mutable_plaintext());
+                   AsBytes(kKmsAssociatedData), plaintext);
   CountOpenOutcome(opened.status(), key_.tenant, key_.key, metrics_);
   if (opened.ok()) {
     version = *opened;

@@ -140,6 +140,25 @@ class KmsCalls(unittest.TestCase):
             self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
             self.assertIn(message, refused.exception.details())
 
+    def test_a_malformed_request_is_refused_naming_its_type_and_audited(self):
+        # A field 1 (bytes) whose length runs past the end: no protobuf parser takes it.
+        truncated = b"\x0a\x20" + b"x" * 5
+        for method in ("Status", "Encrypt", "Decrypt"):
+            call = self.kms.channel.unary_unary(f"/v2.KeyManagementService/{method}")
+            with self.assertRaises(grpc.RpcError) as refused:
+                call(truncated, timeout=DEADLINE)
+            self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, method)
+            self.assertEqual(refused.exception.details(),
+                             f"the request is not a valid v2.{method}Request")
+
+        def refused_lines():
+            with open(self.audit) as f:
+                return [line for line in map(json.loads, f)
+                        if line.get("service") == "v2.KeyManagementService"
+                        and line.get("code") == "INVALID_ARGUMENT"
+                        and line.get("request_bytes") == len(truncated)]
+        wait_for(lambda: len(refused_lines()) >= 3, "audit lines for the malformed requests")
+
     def test_a_ciphertext_of_another_key_is_refused_naming_both(self):
         crypto = CryptoClient(self.server.address, token=self.token)
         try:

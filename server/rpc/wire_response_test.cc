@@ -1,4 +1,4 @@
-#include "server/dataplane/wire_response.h"
+#include "server/rpc/wire_response.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "crypto/format/output_bytes.h"
 #include "gtest/gtest.h"
 #include "sealbox/v1/data.pb.h"
-#include "server/dataplane/flat_byte_buffer.h"
+#include "server/rpc/flat_byte_buffer.h"
 
 namespace sealbox::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/dataplane/wire_response.h"
+#include "server/rpc/wire_response.h"
 
 #include <string>
 #include <utility>
@@ -51,6 +51,12 @@ grpc::ByteBuffer ResponseAroundBytes(uint32_t field, crypto::OutputBytes bytes, 
   const std::string tail = rest.SerializeAsString();
   if (!tail.empty()) slices.emplace_back(tail.data(), tail.size());
   return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+grpc::ByteBuffer SerializedResponse(const google::protobuf::MessageLite& response) {
+  const std::string bytes = response.SerializeAsString();
+  grpc::Slice slice(bytes.data(), bytes.size());
+  return grpc::ByteBuffer(&slice, 1);
 }
 
 }  // namespace sealbox::server

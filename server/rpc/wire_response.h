@@ -5,8 +5,8 @@
 // core. Here the output becomes a slice of its own, owned by gRPC until it is sent
 // and then released through us (wiped first when it holds plaintext), and only the
 // response's small fields are serialized.
-#ifndef SEALBOX_SERVER_DATAPLANE_WIRE_RESPONSE_H_
-#define SEALBOX_SERVER_DATAPLANE_WIRE_RESPONSE_H_
+#ifndef SEALBOX_SERVER_RPC_WIRE_RESPONSE_H_
+#define SEALBOX_SERVER_RPC_WIRE_RESPONSE_H_
 
 #include <cstdint>
 
@@ -24,6 +24,9 @@ namespace sealbox::server {
 grpc::ByteBuffer ResponseAroundBytes(uint32_t field, crypto::OutputBytes bytes, bool secret,
                                      const google::protobuf::MessageLite& rest);
 
+// The wire form of a response with no such field: serialized as gRPC would.
+grpc::ByteBuffer SerializedResponse(const google::protobuf::MessageLite& response);
+
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_WIRE_RESPONSE_H_
+#endif  // SEALBOX_SERVER_RPC_WIRE_RESPONSE_H_

@@ -1,5 +1,5 @@
-#ifndef SEALBOX_SERVER_DATAPLANE_FLAT_BYTE_BUFFER_H_
-#define SEALBOX_SERVER_DATAPLANE_FLAT_BYTE_BUFFER_H_
+#ifndef SEALBOX_SERVER_RPC_FLAT_BYTE_BUFFER_H_
+#define SEALBOX_SERVER_RPC_FLAT_BYTE_BUFFER_H_
 
 // For tests: a gRPC ByteBuffer's slices as one string, to compare with what
 // protobuf would have written.
@@ -24,4 +24,4 @@ inline std::string FlatByteBuffer(const grpc::ByteBuffer& buffer) {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_DATAPLANE_FLAT_BYTE_BUFFER_H_
+#endif  // SEALBOX_SERVER_RPC_FLAT_BYTE_BUFFER_H_
