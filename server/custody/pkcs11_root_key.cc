@@ -3,11 +3,13 @@
 #include <openssl/rand.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "p11-kit-1/p11-kit/pkcs11.h"
 
 namespace sealbox::server::custody {
@@ -18,6 +20,10 @@ constexpr size_t kTagBytes = 16;
 constexpr size_t kRootKeyBytes = 32;
 // CK_BBOOL's values (the GNU form of the header leaves kTrue to the compat form).
 constexpr unsigned char kTrue = 1, kFalse = 0;
+
+// How often Open looks for a token when the module lists none, and the pause between.
+constexpr int kStartLooks = 4;
+constexpr absl::Duration kStartLookPause = absl::Milliseconds(250);
 
 // A token's label: 32 bytes padded with spaces.
 std::string TokenLabel(const struct ck_token_info& info) {
@@ -62,8 +68,22 @@ absl::StatusOr<std::unique_ptr<Pkcs11RootKey>> Pkcs11RootKey::Open(HsmOptions op
   if (!module.ok()) return module.status();
   std::unique_ptr<Pkcs11RootKey> root(new Pkcs11RootKey(std::move(options), *std::move(module)));
   absl::MutexLock lock(&root->mu_);
-  if (absl::Status s = root->Connect(root->options_.create_key); !s.ok()) return s;
-  return root;
+  for (int look = 1;; ++look) {
+    absl::Status connected = root->Connect(root->options_.create_key);
+    if (connected.ok()) return root;
+    // A module that lists no token at all, or fails a call outright, may have met
+    // the token mid-write by another process (SoftHSM2 then leaves the token out, or
+    // fails C_Login with CKR_GENERAL_ERROR, until it is initialized afresh): look
+    // again, briefly, before saying so. A wrong label, PIN or key is a plain mistake.
+    if (look == kStartLooks) return connected;
+    if (!absl::IsUnavailable(connected)) {
+      absl::StatusOr<std::vector<std::pair<unsigned long, std::string>>> tokens =
+          root->ListTokens();
+      if (!tokens.ok() || !tokens->empty()) return connected;
+    }
+    absl::SleepFor(kStartLookPause);
+    if (!root->module_->Reinitialize().ok()) return connected;
+  }
 }
 
 Pkcs11RootKey::~Pkcs11RootKey() {
@@ -80,7 +100,8 @@ absl::Status Pkcs11RootKey::Failed(absl::string_view doing, unsigned long rv) co
       absl::StrCat(Describe(), ": ", doing, " failed: ", Pkcs11ErrorName(rv)));
 }
 
-absl::StatusOr<unsigned long> Pkcs11RootKey::FindSlot() const {
+absl::StatusOr<std::vector<std::pair<unsigned long, std::string>>> Pkcs11RootKey::ListTokens()
+    const {
   struct ck_function_list* p11 = module_->functions();
   unsigned long count = 0;
   ck_rv_t rv = p11->C_GetSlotList(kTrue, nullptr, &count);
@@ -91,12 +112,21 @@ absl::StatusOr<unsigned long> Pkcs11RootKey::FindSlot() const {
         "the PKCS#11 module ", module_->path(), " cannot list its tokens: ", Pkcs11ErrorName(rv)));
   }
   slots.resize(count);
-  std::vector<std::string> labels;
+  std::vector<std::pair<unsigned long, std::string>> tokens;
   for (ck_slot_id_t slot : slots) {
     struct ck_token_info info;
     if (p11->C_GetTokenInfo(slot, &info) != CKR_OK) continue;
     if ((info.flags & CKF_TOKEN_INITIALIZED) == 0) continue;  // a free slot
-    std::string label = TokenLabel(info);
+    tokens.emplace_back(slot, TokenLabel(info));
+  }
+  return tokens;
+}
+
+absl::StatusOr<unsigned long> Pkcs11RootKey::FindSlot() const {
+  absl::StatusOr<std::vector<std::pair<unsigned long, std::string>>> tokens = ListTokens();
+  if (!tokens.ok()) return tokens.status();
+  std::vector<std::string> labels;
+  for (const auto& [slot, label] : *tokens) {
     if (label == options_.token) return slot;
     labels.push_back(absl::StrCat("'", label, "'"));
   }

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -59,6 +61,9 @@ class Pkcs11RootKey final : public RootKey {
   absl::Status ConnectedOrConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CloseSession() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<unsigned long> FindSlot() const;
+  // The labels of the module's initialized tokens, by slot; an error when it cannot
+  // list them.
+  absl::StatusOr<std::vector<std::pair<unsigned long, std::string>>> ListTokens() const;
   absl::StatusOr<unsigned long> FindKey(bool may_create) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckKey(unsigned long key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<unsigned long> GenerateKey() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
