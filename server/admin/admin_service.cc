@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "server/admin/admin_protos.h"
+#include "server/auth/admission.h"
 #include "server/log.h"
 #include "server/rpc/call_scope.h"
 
@@ -23,15 +24,6 @@ absl::Status Into(const absl::StatusOr<T>& result, Response* response) {
   if (!result.ok()) return result.status();
   *response = ToProto(*result);
   return absl::OkStatus();
-}
-
-// What a read-only admin token may call: everything that changes nothing.
-bool OnlyReads(absl::string_view method) {
-  for (absl::string_view reader :
-       {"ListTenants", "ListKeys", "GetKey", "ListAdminTokens", "GetKekStatus"}) {
-    if (method == reader) return true;
-  }
-  return false;
 }
 
 // What an admin request acts on, for its audit record: the fields every request
@@ -92,17 +84,9 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   CallScope scope(*context, *metrics_, audit_, {v1::Admin::service_full_name(), method});
   AuditRecord* record = scope.audit();
   if (record != nullptr) AuditTarget(request, method, *record);
-  // A stale keystore may not know of a revoked admin token: refuse before judging one.
-  absl::Status status = keystore_->Serving();
-  absl::StatusOr<Principal> caller =
-      status.ok() ? authenticator_->Admin(*context, keystore_->snapshot()) : status;
-  status = caller.status();
-  if (status.ok() && caller->grant != nullptr && caller->grant->read_only && !OnlyReads(method)) {
-    status = absl::PermissionDeniedError(
-        absl::StrCat("this admin token is read-only: it may call ListTenants, ListKeys, GetKey, "
-                     "ListAdminTokens and GetKekStatus, not ",
-                     method));
-  }
+  absl::StatusOr<Principal> caller = Admission(keystore_, authenticator_).Admin(*context);
+  absl::Status status = caller.status();
+  if (status.ok()) status = AdminMayCall(*caller, method);
   // Admin calls change the store or report on it: none while it cannot be reached
   // (after a moment's wait).
   if (status.ok()) status = keystore_->WaitUntilWritable(kWaitForStore);

@@ -7,8 +7,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "server/auth/tokens.h"
 #include "server/keystore/names.h"
-#include "server/keystore/tokens.h"
 #include "server/log.h"
 
 namespace sealbox::server {

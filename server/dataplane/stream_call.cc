@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "crypto/secret/secure_wipe.h"
 #include "sealbox/v1/data.grpc.pb.h"
+#include "server/dataplane/request_checks.h"
 #include "server/dataplane/stream_wire.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -151,9 +152,9 @@ absl::Status StreamCall::FirstMessage(const v1::StreamStart* start) {
   absl::StatusOr<Caller> caller = admission_.Authenticate(*context_);
   if (!caller.ok()) return caller.status();
   if (AuditRecord* record = scope_.audit()) AuditCaller(*caller, *record);
-  if (absl::Status s = Admission::CheckRequest(*caller, handler_->operation(), start->key(),
-                                               start->associated_data(),
-                                               /*size=*/0, /*limit=*/0);
+  if (absl::Status s =
+          CheckRequest(*caller, handler_->operation(), start->key(), start->associated_data(),
+                       /*size=*/0, /*limit=*/0);
       !s.ok()) {
     return s;
   }

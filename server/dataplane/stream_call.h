@@ -30,7 +30,7 @@
 #include "grpcpp/support/server_callback.h"
 #include "sealbox/v1/data.pb.h"
 #include "server/audit/audit_log.h"
-#include "server/dataplane/admission.h"
+#include "server/auth/admission.h"
 #include "server/dataplane/stream_watchdog.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/call_scope.h"

@@ -10,6 +10,7 @@
 #include "crypto/format/output_bytes.h"
 #include "crypto/secret/secure_wipe.h"
 #include "server/dataplane/checksums.h"
+#include "server/dataplane/request_checks.h"
 #include "server/engine/open_outcome.h"
 #include "server/rpc/bytes.h"
 
@@ -27,9 +28,8 @@ absl::Status CheckAssociatedDataCrc32c(const Request& request) {
 template <typename Request>
 absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
                                     const Request& request, size_t max_ciphertext_bytes) {
-  if (absl::Status s =
-          Admission::CheckRequest(caller, operation, request.key(), request.associated_data(),
-                                  request.ciphertext().size(), max_ciphertext_bytes);
+  if (absl::Status s = CheckRequest(caller, operation, request.key(), request.associated_data(),
+                                    request.ciphertext().size(), max_ciphertext_bytes);
       !s.ok()) {
     return s;
   }
@@ -47,9 +47,9 @@ absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
 template <typename Output>
 absl::Status UnaryRequests::Seal(const Caller& caller, const v1::SealRequest& request,
                                  v1::SealResponse& response, Output& ciphertext) {
-  if (absl::Status s = Admission::CheckRequest(caller, Operation::kSeal, request.key(),
-                                               request.associated_data(),
-                                               request.plaintext().size(), max_plaintext_bytes_);
+  if (absl::Status s =
+          CheckRequest(caller, Operation::kSeal, request.key(), request.associated_data(),
+                       request.plaintext().size(), max_plaintext_bytes_);
       !s.ok()) {
     return s;
   }
@@ -131,9 +131,9 @@ template absl::Status UnaryRequests::Rewrap(const Caller&, const v1::RewrapReque
 absl::Status UnaryRequests::GenerateDataKey(const Caller& caller,
                                             const v1::GenerateDataKeyRequest& request,
                                             v1::GenerateDataKeyResponse& response) {
-  if (absl::Status s = Admission::CheckRequest(caller, Operation::kGenerateDataKey, request.key(),
-                                               request.associated_data(),
-                                               /*size=*/0, /*limit=*/0);
+  if (absl::Status s = CheckRequest(caller, Operation::kGenerateDataKey, request.key(),
+                                    request.associated_data(),
+                                    /*size=*/0, /*limit=*/0);
       !s.ok()) {
     return s;
   }

@@ -10,7 +10,7 @@
 #include "crypto/format/output_bytes.h"
 #include "crypto/format/unary.h"
 #include "sealbox/v1/data.pb.h"
-#include "server/dataplane/admission.h"
+#include "server/auth/admission.h"
 #include "server/engine/data_plane_engine.h"
 #include "server/metrics/metrics.h"
 

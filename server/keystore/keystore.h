@@ -9,7 +9,7 @@
 //   server/keystore/snapshot.h       the in-memory view: KeyEntry, Snapshot
 //   server/keystore/info.h           what admin calls return: KeyInfo, TenantInfo
 //   server/keystore/names.h          what tenant and key names may be
-//   server/keystore/tokens.h         bearer tokens
+//   server/keystore/token_records.h  token records (the token format and scopes: server/auth/)
 //   server/keystore/tenant_admin.h   the admin rooms: tenants,
 //   server/keystore/key_admin.h        keys and versions (with rotation and its schedule),
 //   server/keystore/token_admin.h      tenant and admin tokens

@@ -6,9 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/auth/tokens.h"
 #include "server/keystore/names.h"
 #include "server/keystore/record_enums.h"
-#include "server/keystore/tokens.h"
+#include "server/keystore/token_records.h"
 
 namespace sealbox::server {
 namespace {

@@ -17,10 +17,10 @@
 #include "crypto/format/epochs.h"
 #include "crypto/format/unary.h"
 #include "crypto/secret/secret_bytes.h"
+#include "server/auth/token_access.h"
 #include "server/keystore/info.h"
 #include "server/keystore/keystore_file.h"
 #include "server/keystore/storage.h"
-#include "server/keystore/token_access.h"
 
 namespace sealbox::server {
 

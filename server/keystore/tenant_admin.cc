@@ -1,8 +1,8 @@
 #include "server/keystore/tenant_admin.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/auth/tokens.h"
 #include "server/keystore/names.h"
-#include "server/keystore/tokens.h"
 
 namespace sealbox::server {
 

@@ -13,10 +13,10 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/auth/tokens.h"
 #include "server/keystore/names.h"
 #include "server/keystore/testing/keystore_fixture.h"
 #include "server/keystore/testing/test_store.h"
-#include "server/keystore/tokens.h"
 
 namespace sealbox::server {
 namespace {

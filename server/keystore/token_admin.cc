@@ -6,10 +6,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/auth/token_access.h"
+#include "server/auth/tokens.h"
 #include "server/keystore/names.h"
 #include "server/keystore/record_enums.h"
-#include "server/keystore/token_access.h"
-#include "server/keystore/tokens.h"
+#include "server/keystore/token_records.h"
 #include "server/log.h"
 
 namespace sealbox::server {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "server/keystore/tokens.h"
+#include "server/auth/tokens.h"
 
 namespace sealbox::server {
 namespace {

@@ -1,6 +1,4 @@
-#include "server/dataplane/admission.h"
-
-#include <utility>
+#include "server/dataplane/request_checks.h"
 
 #include "absl/strings/str_cat.h"
 #include "server/dataplane/data_plane_limits.h"
@@ -24,31 +22,8 @@ absl::Status TooLarge(size_t size, size_t limit) {
 
 }  // namespace
 
-void AuditCaller(const Caller& caller, AuditRecord& record) {
-  record.tenant = caller.tenant;
-  if (caller.grant != nullptr) {
-    record.credential = "token";
-    record.token_id = caller.grant->id;
-  } else {
-    record.credential = "certificate";
-  }
-}
-
-absl::StatusOr<Caller> Admission::Authenticate(const grpc::CallbackServerContext& context) const {
-  // Before the keystore has loaded no token is known, and past --max-staleness a
-  // revoked one may still look valid: say so, rather than judge the caller.
-  if (absl::Status serving = keystore_->Serving(); !serving.ok()) return serving;
-  Caller caller{keystore_->snapshot(), {}, {}};
-  absl::StatusOr<Principal> principal = authenticator_->Identify(context, caller.snapshot);
-  if (!principal.ok()) return principal.status();
-  caller.tenant = std::move(principal->tenant);
-  caller.grant = std::move(principal->grant);
-  return caller;
-}
-
-absl::Status Admission::CheckRequest(const Caller& caller, Operation operation,
-                                     const std::string& key, const std::string& aad, size_t size,
-                                     size_t limit) {
+absl::Status CheckRequest(const Caller& caller, Operation operation, const std::string& key,
+                          const std::string& aad, size_t size, size_t limit) {
   // The admin plane's rule: a name no key can have is refused before any lookup, and
   // never echoed.
   if (absl::Status s = ValidateKeyName(key); !s.ok()) return s;

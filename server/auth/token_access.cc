@@ -1,4 +1,4 @@
-#include "server/keystore/token_access.h"
+#include "server/auth/token_access.h"
 
 #include <algorithm>
 

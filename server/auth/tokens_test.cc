@@ -1,4 +1,4 @@
-#include "server/keystore/tokens.h"
+#include "server/auth/tokens.h"
 
 #include <string>
 

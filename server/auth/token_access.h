@@ -1,7 +1,7 @@
 // A token's scope, compiled for the check every data-plane call makes: which
 // operations and which key names the token may use.
-#ifndef SEALBOX_SERVER_KEYSTORE_TOKEN_ACCESS_H_
-#define SEALBOX_SERVER_KEYSTORE_TOKEN_ACCESS_H_
+#ifndef SEALBOX_SERVER_AUTH_TOKEN_ACCESS_H_
+#define SEALBOX_SERVER_AUTH_TOKEN_ACCESS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -51,4 +51,4 @@ class TokenAccess {
 
 }  // namespace sealbox::server
 
-#endif  // SEALBOX_SERVER_KEYSTORE_TOKEN_ACCESS_H_
+#endif  // SEALBOX_SERVER_AUTH_TOKEN_ACCESS_H_
