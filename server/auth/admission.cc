@@ -43,12 +43,11 @@ absl::StatusOr<Caller> Admission::Authenticate(const grpc::CallbackServerContext
   // Before the keystore has loaded no token is known, and past --max-staleness a
   // revoked one may still look valid: say so, rather than judge the caller.
   if (absl::Status serving = keystore_->Serving(); !serving.ok()) return serving;
-  Caller caller{keystore_->snapshot(), {}, {}};
-  absl::StatusOr<Principal> principal = authenticator_->Identify(context, caller.snapshot);
+  std::shared_ptr<const Snapshot> snapshot = keystore_->snapshot();
+  absl::StatusOr<Principal> principal = authenticator_->Identify(context, snapshot);
   if (!principal.ok()) return principal.status();
-  caller.tenant = std::move(principal->tenant);
-  caller.grant = std::move(principal->grant);
-  return caller;
+  return Caller{CallSnapshot(std::move(snapshot), keystore_), std::move(principal->tenant),
+                std::move(principal->grant)};
 }
 
 absl::StatusOr<Principal> Admission::Admin(const grpc::CallbackServerContext& context) const {

@@ -18,15 +18,13 @@
 
 namespace sealbox::server {
 
-// Who is calling on the data plane and the snapshot their call works on.
+// Who is calling on the data plane and the keystore as their call sees it (which
+// may wait once for a key or version made elsewhere a moment ago).
 struct Caller {
-  std::shared_ptr<const Snapshot> snapshot;
+  CallSnapshot snapshot;
   std::string tenant;
   // What its token may do; null (a client certificate): everything.
   std::shared_ptr<const TokenGrant> grant;
-  // Whether a key or version missing from `snapshot` may be waited for (the engine's
-  // CatchUp). A batch call waits once for all its items, then clears it.
-  bool may_catch_up = true;
 };
 
 // Who the caller is, for the audit log: tenant, credential and token id.

@@ -13,14 +13,14 @@ namespace {
 
 TEST(AdmissionTest, TheAuditRecordNamesTheCredential) {
   AuditRecord certificate;
-  AuditCaller(Caller{nullptr, "acme", nullptr}, certificate);
+  AuditCaller(Caller{CallSnapshot(), "acme", nullptr}, certificate);
   EXPECT_EQ(certificate.tenant, "acme");
   EXPECT_EQ(certificate.credential, "certificate");
   EXPECT_EQ(certificate.token_id, "");
   auto grant = std::make_shared<TokenGrant>();
   grant->id = "0123456789abcdef";
   AuditRecord token;
-  AuditCaller(Caller{nullptr, "acme", grant}, token);
+  AuditCaller(Caller{CallSnapshot(), "acme", grant}, token);
   EXPECT_EQ(token.credential, "token");
   EXPECT_EQ(token.token_id, "0123456789abcdef");
 }

@@ -44,11 +44,12 @@ std::optional<std::string> CertificateName(const grpc::ServerContextBase& contex
 // nothing usable about any token.
 Authenticator::Authenticator(const std::string& admin_token,
                              std::map<std::string, std::string> cert_tenants,
-                             AuthFailureLimiter* limiter, Metrics* metrics, CatchUp catch_up)
+                             AuthFailureLimiter* limiter, Metrics* metrics,
+                             SnapshotSource* snapshots)
     : limiter_(limiter),
       metrics_(metrics),
       cert_tenants_(std::move(cert_tenants)),
-      catch_up_(std::move(catch_up)) {
+      snapshots_(snapshots) {
   if (!admin_token.empty()) admin_token_sha256_ = TokenSha256(admin_token);
 }
 
@@ -128,8 +129,8 @@ Authenticator::Verdict Authenticator::CheckTenant(const grpc::ServerContextBase&
     const std::string digest = TokenSha256(*token);
     absl::StatusOr<std::shared_ptr<const TokenGrant>> grant = snapshot->TokenForSha256(digest);
     // Issued a moment ago through another replica? Look once more, caught up.
-    if (!grant.ok() && catch_up_ != nullptr) {
-      if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
+    if (!grant.ok() && snapshots_ != nullptr) {
+      if (std::shared_ptr<const Snapshot> fresher = snapshots_->CaughtUp()) {
         snapshot = std::move(fresher);
         grant = snapshot->TokenForSha256(digest);
       }
@@ -178,8 +179,8 @@ Authenticator::Verdict Authenticator::CheckAdmin(const grpc::ServerContextBase& 
     return {absl::OkStatus(), "", Principal{std::string(kAdminTokensTenant), nullptr}};
   }
   // Issued a moment ago through another replica? Look once more, caught up.
-  if (!grant.ok() && catch_up_ != nullptr) {
-    if (std::shared_ptr<const Snapshot> fresher = catch_up_()) {
+  if (!grant.ok() && snapshots_ != nullptr) {
+    if (std::shared_ptr<const Snapshot> fresher = snapshots_->CaughtUp()) {
       snapshot = std::move(fresher);
       grant = snapshot->TokenForSha256(digest);
     }

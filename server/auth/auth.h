@@ -34,19 +34,16 @@ struct Principal {
 
 class Authenticator {
  public:
-  // Gives a snapshot with every change committed before the call (a token issued a
-  // moment ago through another replica), or null.
-  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
-
   // `admin_token` may be empty: then no admin calls are possible. `cert_tenants`
   // maps a client certificate's subject common name to a tenant (mTLS).
   // Failures are counted in `metrics` and, per caller address, in `limiter`, whose
   // limited addresses get RESOURCE_EXHAUSTED before any credential is looked at.
-  // `catch_up` is asked once about a token the snapshot does not know, before it is
-  // refused. Any of the three may be null.
+  // `snapshots` is asked once for a caught-up snapshot about a token the call's
+  // snapshot does not know (issued a moment ago through another replica), before it
+  // is refused. Any of the three may be null.
   Authenticator(const std::string& admin_token, std::map<std::string, std::string> cert_tenants,
                 AuthFailureLimiter* limiter = nullptr, Metrics* metrics = nullptr,
-                CatchUp catch_up = nullptr);
+                SnapshotSource* snapshots = nullptr);
 
   // The caller, from `authorization: Bearer <token>` or a mapped client
   // certificate. UNAUTHENTICATED when neither identifies a tenant, or "token
@@ -89,7 +86,7 @@ class Authenticator {
   Metrics* metrics_;
   std::optional<std::string> admin_token_sha256_;  // TokenSha256 of the configured token
   std::map<std::string, std::string> cert_tenants_;
-  CatchUp catch_up_;
+  SnapshotSource* const snapshots_;
 };
 
 }  // namespace sealbox::server

@@ -121,9 +121,8 @@ size_t PayloadBytes(const CiphertextItem& item) {
 // (UnaryRequests's Seal, Open or Rewrap) runs on every item into its own result; an
 // item's failure becomes that result's error and never touches the others.
 template <typename Items, typename Results, typename Work>
-absl::Status ServeBatch(absl::StatusOr<Caller> caller, const DataPlaneEngine& engine,
-                        const Items& items, size_t limit, Results& results, Metrics& metrics,
-                        Work work) {
+absl::Status ServeBatch(absl::StatusOr<Caller> caller, const Items& items, size_t limit,
+                        Results& results, Metrics& metrics, Work work) {
   if (!caller.ok()) return caller.status();
   if (items.empty() || items.size() > kMaxBatchItems) {
     return absl::InvalidArgumentError(absl::StrCat("a batch carries 1 to ", kMaxBatchItems,
@@ -137,17 +136,8 @@ absl::Status ServeBatch(absl::StatusOr<Caller> caller, const DataPlaneEngine& en
                      " (--max-unary-bytes); split it into smaller batches"));
   }
   // A key or version this replica has not seen yet (made through another replica a
-  // moment ago?): one wait for the store covers every item, so a batch naming a
-  // thousand unknown keys waits once, not a thousand times.
-  for (const auto& item : items) {
-    if (engine.Behind(*caller->snapshot, caller->tenant, item.key(), CiphertextOf(item))) {
-      if (std::shared_ptr<const Snapshot> fresher = engine.Fresher()) {
-        caller->snapshot = std::move(fresher);
-      }
-      break;
-    }
-  }
-  caller->may_catch_up = false;
+  // moment ago?) is waited for once for the whole batch (CallSnapshot): a batch
+  // naming a thousand unknown keys waits once, not a thousand times.
   results.Reserve(items.size());
   for (const auto& item : items) {
     auto* result = results.Add();
@@ -200,8 +190,8 @@ grpc::ServerUnaryReactor* DataPlaneService::OutputFirstCall(
 grpc::ServerUnaryReactor* DataPlaneService::Seal(grpc::CallbackServerContext* context,
                                                  const grpc::ByteBuffer* request,
                                                  grpc::ByteBuffer* response) {
-  auto seal = [this](const Caller& caller, const v1::SealRequest& request,
-                     v1::SealResponse& response, crypto::OutputBytes& ciphertext) {
+  auto seal = [this](Caller& caller, const v1::SealRequest& request, v1::SealResponse& response,
+                     crypto::OutputBytes& ciphertext) {
     return requests_.Seal(caller, request, response, ciphertext);
   };
   return OutputFirstCall<v1::SealRequest, v1::SealResponse>(context, "Seal", *request, *response,
@@ -211,8 +201,8 @@ grpc::ServerUnaryReactor* DataPlaneService::Seal(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* DataPlaneService::Open(grpc::CallbackServerContext* context,
                                                  const grpc::ByteBuffer* request,
                                                  grpc::ByteBuffer* response) {
-  auto open = [this](const Caller& caller, const v1::OpenRequest& request,
-                     v1::OpenResponse& response, crypto::OutputBytes& plaintext) {
+  auto open = [this](Caller& caller, const v1::OpenRequest& request, v1::OpenResponse& response,
+                     crypto::OutputBytes& plaintext) {
     return requests_.Open(caller, request, response, plaintext);
   };
   return OutputFirstCall<v1::OpenRequest, v1::OpenResponse>(context, "Open", *request, *response,
@@ -222,7 +212,7 @@ grpc::ServerUnaryReactor* DataPlaneService::Open(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* DataPlaneService::Rewrap(grpc::CallbackServerContext* context,
                                                    const grpc::ByteBuffer* request,
                                                    grpc::ByteBuffer* response) {
-  auto rewrap = [this](const Caller& caller, const v1::RewrapRequest& request,
+  auto rewrap = [this](Caller& caller, const v1::RewrapRequest& request,
                        v1::RewrapResponse& response, crypto::OutputBytes& ciphertext) {
     return requests_.Rewrap(caller, request, response, ciphertext);
   };
@@ -235,13 +225,13 @@ grpc::ServerUnaryReactor* DataPlaneService::SealBatch(grpc::CallbackServerContex
                                                       const v1::SealBatchRequest* request,
                                                       v1::SealBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "SealBatch");
-  absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
-      *response->mutable_results(), *metrics_,
-      [&](const Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
-        v1::SealResponse& sealed = *result.mutable_sealed();
-        return requests_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
-      });
+  absl::Status status =
+      ServeBatch(call.Authenticate(admission_), request->items(), requests_.max_plaintext_bytes(),
+                 *response->mutable_results(), *metrics_,
+                 [&](Caller& caller, const v1::SealRequest& item, v1::SealBatchResult& result) {
+                   v1::SealResponse& sealed = *result.mutable_sealed();
+                   return requests_.Seal(caller, item, sealed, *sealed.mutable_ciphertext());
+                 });
   return call.Done(status, {}, BatchDetail(*request, *response));
 }
 
@@ -249,13 +239,13 @@ grpc::ServerUnaryReactor* DataPlaneService::OpenBatch(grpc::CallbackServerContex
                                                       const v1::OpenBatchRequest* request,
                                                       v1::OpenBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "OpenBatch");
-  absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
-      *response->mutable_results(), *metrics_,
-      [&](const Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
-        v1::OpenResponse& opened = *result.mutable_opened();
-        return requests_.Open(caller, item, opened, *opened.mutable_plaintext());
-      });
+  absl::Status status =
+      ServeBatch(call.Authenticate(admission_), request->items(), requests_.max_plaintext_bytes(),
+                 *response->mutable_results(), *metrics_,
+                 [&](Caller& caller, const v1::OpenRequest& item, v1::OpenBatchResult& result) {
+                   v1::OpenResponse& opened = *result.mutable_opened();
+                   return requests_.Open(caller, item, opened, *opened.mutable_plaintext());
+                 });
   std::vector<std::string*> plaintexts;
   for (v1::OpenBatchResult& result : *response->mutable_results()) {
     if (result.has_opened()) plaintexts.push_back(result.mutable_opened()->mutable_plaintext());
@@ -268,9 +258,9 @@ grpc::ServerUnaryReactor* DataPlaneService::RewrapBatch(grpc::CallbackServerCont
                                                         v1::RewrapBatchResponse* response) {
   UnaryCall call(context, metrics_, audit_, "RewrapBatch");
   absl::Status status = ServeBatch(
-      call.Authenticate(admission_), engine_, request->items(), requests_.max_plaintext_bytes(),
+      call.Authenticate(admission_), request->items(), requests_.max_plaintext_bytes(),
       *response->mutable_results(), *metrics_,
-      [&](const Caller& caller, const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
+      [&](Caller& caller, const v1::RewrapRequest& item, v1::RewrapBatchResult& result) {
         v1::RewrapResponse& rewrapped = *result.mutable_rewrapped();
         return requests_.Rewrap(caller, item, rewrapped, *rewrapped.mutable_ciphertext());
       });

@@ -75,8 +75,8 @@ class DataPlaneService final : public CryptoCallbackService {
 
  private:
   template <typename Request, typename Response>
-  using UnaryRequestsFunction = absl::FunctionRef<absl::Status(const Caller&, const Request&,
-                                                               Response&, crypto::OutputBytes&)>;
+  using UnaryRequestsFunction =
+      absl::FunctionRef<absl::Status(Caller&, const Request&, Response&, crypto::OutputBytes&)>;
 
   // Seal, Open and Rewrap: `work` (a call of requests_'s Seal, Open or Rewrap) turns
   // the parsed request into a response and an output, which is sent uncopied as the

@@ -15,14 +15,14 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-Caller WithCertificate() { return Caller{nullptr, "acme", nullptr}; }
+Caller WithCertificate() { return Caller{CallSnapshot(), "acme", nullptr}; }
 
 Caller WithToken(const TokenScope& scope) {
   auto grant = std::make_shared<TokenGrant>();
   grant->tenant = "acme";
   grant->id = "0123456789abcdef";
   grant->access = *TokenAccess::Create(scope);
-  return Caller{nullptr, "acme", std::move(grant)};
+  return Caller{CallSnapshot(), "acme", std::move(grant)};
 }
 
 TEST(RequestChecksTest, AWellFormedRequestWithinItsLimitPasses) {

@@ -20,7 +20,7 @@ class SealStreamHandler final : public StreamHandler {
   absl::Status Begin(Caller caller, const v1::StreamStart& start,
                      crypto::OutputBytes& out) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> sealer = engine_.NewStreamSealer(
-        *caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()),
+        CallKey{caller.snapshot, caller.tenant, start.key()}, AsBytes(start.associated_data()),
         start.segment_size(), key_version_);
     if (!sealer.ok()) return sealer.status();
     sealer_ = *std::move(sealer);
@@ -53,7 +53,7 @@ class OpenStreamHandler final : public StreamHandler {
 
   absl::Status Begin(Caller caller, const v1::StreamStart& start, crypto::OutputBytes&) override {
     absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> opener = engine_.NewStreamOpener(
-        caller.snapshot, caller.tenant, start.key(), AsBytes(start.associated_data()));
+        CallKey{caller.snapshot, caller.tenant, start.key()}, AsBytes(start.associated_data()));
     CountOpenOutcome(opener.status(), caller.tenant, start.key(), metrics_);
     if (!opener.ok()) return opener.status();
     opener_ = *std::move(opener);
@@ -82,7 +82,7 @@ class OpenStreamHandler final : public StreamHandler {
   void Failed(const absl::Status& outcome) override {
     if (opener_ == nullptr || !crypto::IsDecryptionFailure(outcome)) return;
     CountOpenOutcome(outcome, caller_.tenant, key_, metrics_);
-    engine_.RecordStreamDecryptionFailure(*caller_.snapshot, caller_.tenant, key_);
+    engine_.RecordStreamDecryptionFailure(CallKey{caller_.snapshot, caller_.tenant, key_});
   }
 
  private:

@@ -45,7 +45,7 @@ absl::Status CheckCiphertextRequest(const Caller& caller, Operation operation,
 }  // namespace
 
 template <typename Output>
-absl::Status UnaryRequests::Seal(const Caller& caller, const v1::SealRequest& request,
+absl::Status UnaryRequests::Seal(Caller& caller, const v1::SealRequest& request,
                                  v1::SealResponse& response, Output& ciphertext) {
   if (absl::Status s =
           CheckRequest(caller, Operation::kSeal, request.key(), request.associated_data(),
@@ -61,8 +61,8 @@ absl::Status UnaryRequests::Seal(const Caller& caller, const v1::SealRequest& re
   }
   if (absl::Status s = CheckAssociatedDataCrc32c(request); !s.ok()) return s;
   absl::StatusOr<uint32_t> version =
-      engine_.Seal(*caller.snapshot, caller.tenant, request.key(), AsBytes(request.plaintext()),
-                   AsBytes(request.associated_data()), ciphertext, caller.may_catch_up);
+      engine_.Seal(CallKey{caller.snapshot, caller.tenant, request.key()},
+                   AsBytes(request.plaintext()), AsBytes(request.associated_data()), ciphertext);
   if (!version.ok()) return version.status();
   metrics_.AddBytesSealed(request.plaintext().size());
   response.set_key_version(*version);
@@ -73,7 +73,7 @@ absl::Status UnaryRequests::Seal(const Caller& caller, const v1::SealRequest& re
 }
 
 template <typename Output>
-absl::Status UnaryRequests::Open(const Caller& caller, const v1::OpenRequest& request,
+absl::Status UnaryRequests::Open(Caller& caller, const v1::OpenRequest& request,
                                  v1::OpenResponse& response, Output& plaintext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kOpen, request, max_ciphertext_bytes());
@@ -81,8 +81,8 @@ absl::Status UnaryRequests::Open(const Caller& caller, const v1::OpenRequest& re
     return s;
   }
   absl::StatusOr<uint32_t> version =
-      engine_.Open(*caller.snapshot, caller.tenant, request.key(), AsBytes(request.ciphertext()),
-                   AsBytes(request.associated_data()), plaintext, caller.may_catch_up);
+      engine_.Open(CallKey{caller.snapshot, caller.tenant, request.key()},
+                   AsBytes(request.ciphertext()), AsBytes(request.associated_data()), plaintext);
   CountOpenOutcome(version.status(), caller.tenant, request.key(), metrics_);
   if (!version.ok()) return version.status();
   metrics_.AddBytesOpened(plaintext.size());
@@ -94,7 +94,7 @@ absl::Status UnaryRequests::Open(const Caller& caller, const v1::OpenRequest& re
 }
 
 template <typename Output>
-absl::Status UnaryRequests::Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+absl::Status UnaryRequests::Rewrap(Caller& caller, const v1::RewrapRequest& request,
                                    v1::RewrapResponse& response, Output& ciphertext) {
   if (absl::Status s =
           CheckCiphertextRequest(caller, Operation::kRewrap, request, max_ciphertext_bytes());
@@ -102,8 +102,8 @@ absl::Status UnaryRequests::Rewrap(const Caller& caller, const v1::RewrapRequest
     return s;
   }
   absl::StatusOr<Rewrapped> rewrapped =
-      engine_.Rewrap(*caller.snapshot, caller.tenant, request.key(), AsBytes(request.ciphertext()),
-                     AsBytes(request.associated_data()), ciphertext, caller.may_catch_up);
+      engine_.Rewrap(CallKey{caller.snapshot, caller.tenant, request.key()},
+                     AsBytes(request.ciphertext()), AsBytes(request.associated_data()), ciphertext);
   CountOpenOutcome(rewrapped.status(), caller.tenant, request.key(), metrics_);
   if (!rewrapped.ok()) return rewrapped.status();
   response.set_key_version(rewrapped->key_version);
@@ -115,20 +115,20 @@ absl::Status UnaryRequests::Rewrap(const Caller& caller, const v1::RewrapRequest
 }
 
 // A unary call's output, and a batch item's (its response's own field).
-template absl::Status UnaryRequests::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
+template absl::Status UnaryRequests::Seal(Caller&, const v1::SealRequest&, v1::SealResponse&,
                                           crypto::OutputBytes&);
-template absl::Status UnaryRequests::Seal(const Caller&, const v1::SealRequest&, v1::SealResponse&,
+template absl::Status UnaryRequests::Seal(Caller&, const v1::SealRequest&, v1::SealResponse&,
                                           std::string&);
-template absl::Status UnaryRequests::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
+template absl::Status UnaryRequests::Open(Caller&, const v1::OpenRequest&, v1::OpenResponse&,
                                           crypto::OutputBytes&);
-template absl::Status UnaryRequests::Open(const Caller&, const v1::OpenRequest&, v1::OpenResponse&,
+template absl::Status UnaryRequests::Open(Caller&, const v1::OpenRequest&, v1::OpenResponse&,
                                           std::string&);
-template absl::Status UnaryRequests::Rewrap(const Caller&, const v1::RewrapRequest&,
-                                            v1::RewrapResponse&, crypto::OutputBytes&);
-template absl::Status UnaryRequests::Rewrap(const Caller&, const v1::RewrapRequest&,
-                                            v1::RewrapResponse&, std::string&);
+template absl::Status UnaryRequests::Rewrap(Caller&, const v1::RewrapRequest&, v1::RewrapResponse&,
+                                            crypto::OutputBytes&);
+template absl::Status UnaryRequests::Rewrap(Caller&, const v1::RewrapRequest&, v1::RewrapResponse&,
+                                            std::string&);
 
-absl::Status UnaryRequests::GenerateDataKey(const Caller& caller,
+absl::Status UnaryRequests::GenerateDataKey(Caller& caller,
                                             const v1::GenerateDataKeyRequest& request,
                                             v1::GenerateDataKeyResponse& response) {
   if (absl::Status s = CheckRequest(caller, Operation::kGenerateDataKey, request.key(),
@@ -148,9 +148,9 @@ absl::Status UnaryRequests::GenerateDataKey(const Caller& caller,
   if (RAND_bytes(reinterpret_cast<uint8_t*>(data_key->data()), bytes) != 1) {
     return absl::InternalError("the random generator failed");
   }
-  absl::StatusOr<uint32_t> version = engine_.Seal(
-      *caller.snapshot, caller.tenant, request.key(), AsBytes(*data_key),
-      AsBytes(request.associated_data()), *response.mutable_ciphertext(), caller.may_catch_up);
+  absl::StatusOr<uint32_t> version =
+      engine_.Seal(CallKey{caller.snapshot, caller.tenant, request.key()}, AsBytes(*data_key),
+                   AsBytes(request.associated_data()), *response.mutable_ciphertext());
   if (!version.ok()) return version.status();
   response.set_key_version(*version);
   response.set_ciphertext_crc32c(crypto::Crc32c(response.ciphertext()));

@@ -27,18 +27,18 @@ class UnaryRequests {
   // crypto::OutputBytes for a unary call (sent as it is, never zero-filled first),
   // or the response's own field for a batch item (std::string).
   template <typename Output>
-  absl::Status Seal(const Caller& caller, const v1::SealRequest& request,
-                    v1::SealResponse& response, Output& ciphertext);
+  absl::Status Seal(Caller& caller, const v1::SealRequest& request, v1::SealResponse& response,
+                    Output& ciphertext);
   // The caller wipes `plaintext` once it is sent (a failure leaves it wiped and empty).
   template <typename Output>
-  absl::Status Open(const Caller& caller, const v1::OpenRequest& request,
-                    v1::OpenResponse& response, Output& plaintext);
+  absl::Status Open(Caller& caller, const v1::OpenRequest& request, v1::OpenResponse& response,
+                    Output& plaintext);
   template <typename Output>
-  absl::Status Rewrap(const Caller& caller, const v1::RewrapRequest& request,
+  absl::Status Rewrap(Caller& caller, const v1::RewrapRequest& request,
                       v1::RewrapResponse& response, Output& ciphertext);
   // Makes the data key in response.plaintext() (cleared unless asked for): the
   // caller wipes that field once the call is done, whatever its outcome.
-  absl::Status GenerateDataKey(const Caller& caller, const v1::GenerateDataKeyRequest& request,
+  absl::Status GenerateDataKey(Caller& caller, const v1::GenerateDataKeyRequest& request,
                                v1::GenerateDataKeyResponse& response);
 
   size_t max_plaintext_bytes() const { return max_plaintext_bytes_; }

@@ -61,67 +61,28 @@ absl::Status CheckOpenStreamFormat(uint8_t first_byte) {
       "this is a unary ciphertext (from Seal or Rewrap): open it with Open");
 }
 
-DataPlaneEngine::DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures,
-                                 CatchUp catch_up)
-    : epochs_(epochs), failure_limit_(max_decryption_failures), catch_up_(std::move(catch_up)) {}
+DataPlaneEngine::DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures)
+    : epochs_(epochs), failure_limit_(max_decryption_failures) {}
 
 uint32_t DataPlaneEngine::VersionIn(absl::Span<const uint8_t> ciphertext) {
   absl::StatusOr<crypto::UnaryHeader> header = crypto::ParseUnaryHeader(ciphertext);
   return header.ok() ? header->key_version : 0;
 }
 
-// Replicas learn of a rotation within milliseconds, but a client balancing over
-// them can seal on one and open on another within those milliseconds.
-bool DataPlaneEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
-                             const std::string& key, uint32_t version) const {
-  const KeyEntry* entry = snapshot.FindKey(tenant, key);
-  return entry == nullptr ||
-         (!entry->versions.empty() && version > entry->versions.rbegin()->first);
-}
-
-bool DataPlaneEngine::Behind(const Snapshot& snapshot, const std::string& tenant,
-                             const std::string& key, absl::Span<const uint8_t> ciphertext) const {
-  return Behind(snapshot, tenant, key, VersionIn(ciphertext));
-}
-
-absl::Status DataPlaneEngine::NotKnownYet(const Snapshot& current, const std::string& tenant,
-                                          const std::string& key, uint32_t version,
-                                          const std::shared_ptr<const Snapshot>& fresher,
-                                          bool may_catch_up) const {
-  if (!may_catch_up || catch_up_ == nullptr || fresher != nullptr || version == 0 ||
-      !Behind(current, tenant, key, version)) {
-    return absl::OkStatus();
-  }
+absl::Status DataPlaneEngine::NotKnownYet(const CallKey& key, uint32_t version) {
+  if (!key.keys.StoreUnreachableFor(key.tenant, key.name, version)) return absl::OkStatus();
   return absl::UnavailableError(
-      absl::StrCat("key \"", key, "\" version ", version,
+      absl::StrCat("key \"", key.name, "\" version ", version,
                    " is newer than this replica knows of, and it cannot reach its store to learn "
                    "of it now: try again, or another replica"));
 }
 
-std::shared_ptr<const Snapshot> DataPlaneEngine::Fresher() const {
-  return catch_up_ != nullptr ? catch_up_() : nullptr;
-}
-
-const Snapshot& DataPlaneEngine::CaughtUp(const Snapshot& snapshot, const std::string& tenant,
-                                          const std::string& key, uint32_t version,
-                                          std::shared_ptr<const Snapshot>& fresher,
-                                          bool may_catch_up) const {
-  if (!may_catch_up || catch_up_ == nullptr || !Behind(snapshot, tenant, key, version)) {
-    return snapshot;
-  }
-  fresher = catch_up_();
-  return fresher != nullptr ? *fresher : snapshot;
-}
-
 template <typename Output>
-absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot& snapshot, const std::string& tenant,
-                                               const std::string& key,
+absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const CallKey& key,
                                                absl::Span<const uint8_t> plaintext,
-                                               absl::Span<const uint8_t> aad, Output& ciphertext,
-                                               bool may_catch_up) {
-  std::shared_ptr<const Snapshot> fresher;
+                                               absl::Span<const uint8_t> aad, Output& ciphertext) {
   absl::StatusOr<const KeyEntry*> entry =
-      UsableKey(CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, may_catch_up), tenant, key);
+      UsableKey(key.keys.For(key.tenant, key.name, /*version=*/0), key.tenant, key.name);
   if (!entry.ok()) return entry.status();
   absl::StatusOr<std::shared_ptr<crypto::EpochSubkey>> epoch = (*entry)->sealing->Current();
   if (!epoch.ok()) return epoch.status();
@@ -140,22 +101,17 @@ absl::StatusOr<std::shared_ptr<const crypto::EpochSubkey>> DataPlaneEngine::Subk
 }
 
 template <typename Output>
-absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot& snapshot, const std::string& tenant,
-                                               const std::string& key,
+absl::StatusOr<uint32_t> DataPlaneEngine::Open(const CallKey& key,
                                                absl::Span<const uint8_t> ciphertext,
-                                               absl::Span<const uint8_t> aad, Output& plaintext,
-                                               bool may_catch_up) {
+                                               absl::Span<const uint8_t> aad, Output& plaintext) {
   if (absl::Status s = RefuseStream(ciphertext, "open it with OpenStream"); !s.ok()) {
     return s;
   }
-  std::shared_ptr<const Snapshot> fresher;
   const uint32_t named = VersionIn(ciphertext);
-  const Snapshot& current = CaughtUp(snapshot, tenant, key, named, fresher, may_catch_up);
-  absl::StatusOr<const KeyEntry*> entry = UsableKey(current, tenant, key);
+  absl::StatusOr<const KeyEntry*> entry =
+      UsableKey(key.keys.For(key.tenant, key.name, named), key.tenant, key.name);
   if (!entry.ok()) return entry.status();
-  if (absl::Status s = NotKnownYet(current, tenant, key, named, fresher, may_catch_up); !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = NotKnownYet(key, named); !s.ok()) return s;
   if (absl::Status s = failure_limit_.Check(**entry); !s.ok()) return s;
   absl::StatusOr<uint32_t> version = OpenWith(**entry, ciphertext, aad, plaintext);
   if (crypto::IsDecryptionFailure(version.status())) CountFailure(**entry);
@@ -182,27 +138,21 @@ absl::StatusOr<uint32_t> DataPlaneEngine::OpenWith(const KeyEntry& entry,
 }
 
 template <typename Output>
-absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot& snapshot,
-                                                  const std::string& tenant, const std::string& key,
+absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const CallKey& key,
                                                   absl::Span<const uint8_t> ciphertext,
                                                   absl::Span<const uint8_t> aad,
-                                                  Output& new_ciphertext, bool may_catch_up) {
+                                                  Output& new_ciphertext) {
   if (absl::Status s =
           RefuseStream(ciphertext, "Rewrap takes unary ciphertexts only; open it with OpenStream");
       !s.ok()) {
     return s;
   }
-  // Opened and sealed again with one snapshot: never under an older primary than
-  // the ciphertext's own version.
-  std::shared_ptr<const Snapshot> fresher;
-  const Snapshot& current =
-      CaughtUp(snapshot, tenant, key, VersionIn(ciphertext), fresher, may_catch_up);
+  // Opened and sealed again with one snapshot (the call's, caught up at most once,
+  // by the open): never under an older primary than the ciphertext's own version.
   crypto::OutputBytes plaintext;
-  absl::StatusOr<uint32_t> opened =
-      Open(current, tenant, key, ciphertext, aad, plaintext, /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> opened = Open(key, ciphertext, aad, plaintext);
   if (!opened.ok()) return opened.status();
-  absl::StatusOr<uint32_t> sealed =
-      Seal(current, tenant, key, plaintext, aad, new_ciphertext, /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> sealed = Seal(key, plaintext, aad, new_ciphertext);
   // The plaintext never leaves the server; wipe it before returning.
   crypto::SecureWipe(plaintext.data(), plaintext.size());
   if (!sealed.ok()) return sealed.status();
@@ -210,91 +160,66 @@ absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot& snapshot,
 }
 
 // The two outputs: a unary call's, and a protobuf field's (a batch item's).
-template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot&, const std::string&,
-                                                        const std::string&,
+template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const CallKey&, absl::Span<const uint8_t>,
                                                         absl::Span<const uint8_t>,
+                                                        crypto::OutputBytes&);
+template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const CallKey&, absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>, std::string&);
+template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const CallKey&, absl::Span<const uint8_t>,
                                                         absl::Span<const uint8_t>,
-                                                        crypto::OutputBytes&, bool);
-template absl::StatusOr<uint32_t> DataPlaneEngine::Seal(const Snapshot&, const std::string&,
-                                                        const std::string&,
-                                                        absl::Span<const uint8_t>,
-                                                        absl::Span<const uint8_t>, std::string&,
-                                                        bool);
-template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot&, const std::string&,
-                                                        const std::string&,
-                                                        absl::Span<const uint8_t>,
-                                                        absl::Span<const uint8_t>,
-                                                        crypto::OutputBytes&, bool);
-template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const Snapshot&, const std::string&,
-                                                        const std::string&,
-                                                        absl::Span<const uint8_t>,
-                                                        absl::Span<const uint8_t>, std::string&,
-                                                        bool);
-template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot&, const std::string&,
-                                                           const std::string&,
+                                                        crypto::OutputBytes&);
+template absl::StatusOr<uint32_t> DataPlaneEngine::Open(const CallKey&, absl::Span<const uint8_t>,
+                                                        absl::Span<const uint8_t>, std::string&);
+template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const CallKey&,
                                                            absl::Span<const uint8_t>,
                                                            absl::Span<const uint8_t>,
-                                                           crypto::OutputBytes&, bool);
-template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const Snapshot&, const std::string&,
-                                                           const std::string&,
+                                                           crypto::OutputBytes&);
+template absl::StatusOr<Rewrapped> DataPlaneEngine::Rewrap(const CallKey&,
                                                            absl::Span<const uint8_t>,
-                                                           absl::Span<const uint8_t>, std::string&,
-                                                           bool);
+                                                           absl::Span<const uint8_t>, std::string&);
 
 absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> DataPlaneEngine::NewStreamSealer(
-    const Snapshot& snapshot, const std::string& tenant, const std::string& key,
-    absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version) {
-  std::shared_ptr<const Snapshot> fresher;
-  absl::StatusOr<const KeyEntry*> usable = UsableKey(
-      CaughtUp(snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true), tenant, key);
+    const CallKey& key, absl::Span<const uint8_t> aad, uint32_t segment_bytes,
+    uint32_t& key_version) {
+  absl::StatusOr<const KeyEntry*> usable =
+      UsableKey(key.keys.For(key.tenant, key.name, /*version=*/0), key.tenant, key.name);
   if (!usable.ok()) return usable.status();
   const KeyEntry* entry = *usable;
   auto primary = entry->versions.find(entry->primary_version);
   if (primary == entry->versions.end() || primary->second.material == nullptr ||
       primary->second.material->empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("key \"", key, "\" has no usable primary version"));
+        absl::StrCat("key \"", key.name, "\" has no usable primary version"));
   }
   key_version = entry->primary_version;
   return crypto::StreamSealer::Create(primary->second.material->span(),
-                                      {tenant, key, entry->primary_version}, aad, segment_bytes);
+                                      {key.tenant, key.name, entry->primary_version}, aad,
+                                      segment_bytes);
 }
 
 absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> DataPlaneEngine::NewStreamOpener(
-    std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
-    absl::Span<const uint8_t> aad) {
-  std::shared_ptr<const Snapshot> fresher;
-  const Snapshot& current =
-      CaughtUp(*snapshot, tenant, key, /*version=*/0, fresher, /*may_catch_up=*/true);
-  if (fresher != nullptr) snapshot = fresher;
-  absl::StatusOr<const KeyEntry*> usable = UsableKey(current, tenant, key);
+    const CallKey& key, absl::Span<const uint8_t> aad) {
+  absl::StatusOr<const KeyEntry*> usable =
+      UsableKey(key.keys.For(key.tenant, key.name, /*version=*/0), key.tenant, key.name);
   if (!usable.ok()) return usable.status();
-  const KeyEntry* entry = *usable;
-  if (absl::Status s = failure_limit_.Check(*entry); !s.ok()) return s;
-  auto lookup = [this, snapshot, entry, tenant,
-                 key](uint32_t version) -> absl::StatusOr<crypto::SecretBytes> {
-    std::shared_ptr<const Snapshot> fresher;
-    const Snapshot& caught_up =
-        CaughtUp(*snapshot, tenant, key, version, fresher, /*may_catch_up=*/true);
-    if (absl::Status s = NotKnownYet(caught_up, tenant, key, version, fresher,
-                                     /*may_catch_up=*/true);
-        !s.ok()) {
-      return s;
-    }
-    const KeyEntry* current = caught_up.FindKey(tenant, key);
+  if (absl::Status s = failure_limit_.Check(**usable); !s.ok()) return s;
+  // The opener keeps its own copy of the call's view, and the snapshot the stream
+  // began with, whose entry still opens should the key be gone from a fresher one.
+  auto lookup = [keys = key.keys, start = key.keys.shared(), entry = *usable, tenant = key.tenant,
+                 name = key.name](uint32_t version) mutable -> absl::StatusOr<crypto::SecretBytes> {
+    const KeyEntry* current = keys.For(tenant, name, version).FindKey(tenant, name);
+    if (absl::Status s = NotKnownYet(CallKey{keys, tenant, name}, version); !s.ok()) return s;
     if (current == nullptr) current = entry;
-    if (current->disabled) return KeyDisabled(key);
+    if (current->disabled) return KeyDisabled(name);
     absl::StatusOr<const KeyVersionEntry*> found = current->VersionForOpen(version);
     if (!found.ok()) return UnknownVersionIsDecryptionFailure(found.status());
     return (*found)->material->Clone();
   };
-  return crypto::StreamOpener::Create(tenant, key, aad, std::move(lookup));
+  return crypto::StreamOpener::Create(key.tenant, key.name, aad, std::move(lookup));
 }
 
-void DataPlaneEngine::RecordStreamDecryptionFailure(const Snapshot& snapshot,
-                                                    const std::string& tenant,
-                                                    const std::string& key) {
-  if (const KeyEntry* entry = snapshot.FindKey(tenant, key)) CountFailure(*entry);
+void DataPlaneEngine::RecordStreamDecryptionFailure(const CallKey& key) {
+  if (const KeyEntry* entry = key.keys.get().FindKey(key.tenant, key.name)) CountFailure(*entry);
 }
 
 void DataPlaneEngine::CountFailure(const KeyEntry& entry) {

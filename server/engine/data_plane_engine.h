@@ -4,7 +4,6 @@
 #define SEALBOX_SERVER_ENGINE_DATA_PLANE_ENGINE_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "crypto/format/stream.h"
 #include "crypto/format/unary.h"
 #include "server/engine/decryption_limit.h"
+#include "server/keystore/call_snapshot.h"
 #include "server/keystore/keystore.h"
 
 namespace sealbox::server {
@@ -31,25 +31,30 @@ struct Rewrapped {
 // INVALID_ARGUMENT naming Open, anything else is OK (and fails or opens as usual).
 absl::Status CheckOpenStreamFormat(uint8_t first_byte);
 
+// A key as a call names it: the caller's tenant, the key's name, and the call's view
+// of the keystore, which may wait once for a key or version made through another
+// replica a moment ago (server/keystore/call_snapshot.h).
+struct CallKey {
+  CallSnapshot& keys;
+  const std::string& tenant;
+  const std::string& name;
+};
+
 class DataPlaneEngine {
  public:
-  // Called when a call names a key this snapshot lacks, or a ciphertext a version
-  // newer than any of its key: most likely made through another replica a moment
-  // ago. Returns a snapshot with every change made before the call, or null.
-  using CatchUp = std::function<std::shared_ptr<const Snapshot>()>;
-
   // `epochs`: the keystore's (Keystore::epochs), which opens epochs other than a
   // key's sealing one; `max_decryption_failures` (0: none) is the per-key limit of
   // decryption_limit.h.
-  explicit DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures = 0,
-                           CatchUp catch_up = nullptr);
+  explicit DataPlaneEngine(crypto::Epochs& epochs, uint64_t max_decryption_failures = 0);
 
   // Errors: NOT_FOUND (no such key in this tenant), FAILED_PRECONDITION (version
   // disabled/destroyed/below minimum), INVALID_ARGUMENT "decryption failed", and
   // for Open and Rewrap INVALID_ARGUMENT naming OpenStream when given a stream
   // ciphertext (the format byte is public; see CheckOpenStreamFormat).
   // Open, Rewrap and NewStreamOpener also RESOURCE_EXHAUSTED for a key over its
-  // decryption-failure limit (IsDecryptionLimitReached).
+  // decryption-failure limit (IsDecryptionLimitReached), and UNAVAILABLE for a
+  // version newer than the call's snapshot knows of when its wait for the store
+  // failed (sealed elsewhere a moment ago, not a forgery, so not counted as one).
   //
   // Tenant isolation: every error names only the caller's own keys. A key that
   // exists only in another tenant is NOT_FOUND exactly like one that exists nowhere,
@@ -57,74 +62,44 @@ class DataPlaneEngine {
   // failed"): its version is looked up in the caller's key, and the tenant and key
   // name are bound into the subkey derivation.
   //
-  // `may_catch_up` false: a key or version missing from `snapshot` is not waited
-  // for (CatchUp); a batch call waits once for all its items instead.
-  //
   // Each output is written once, into the caller's `Output`: crypto::OutputBytes for
   // a unary call (sent as it is, and not zero-filled before the cipher writes it) or
   // std::string (a protobuf field, as a batch item's result is).
   //
   // Seals into `ciphertext`; returns the key version that sealed it.
   template <typename Output>
-  absl::StatusOr<uint32_t> Seal(const Snapshot& snapshot, const std::string& tenant,
-                                const std::string& key, absl::Span<const uint8_t> plaintext,
-                                absl::Span<const uint8_t> aad, Output& ciphertext,
-                                bool may_catch_up = true);
+  absl::StatusOr<uint32_t> Seal(const CallKey& key, absl::Span<const uint8_t> plaintext,
+                                absl::Span<const uint8_t> aad, Output& ciphertext);
   // Opens into `plaintext` (resized to fit; wiped and emptied on failure); returns the
   // key version.
   template <typename Output>
-  absl::StatusOr<uint32_t> Open(const Snapshot& snapshot, const std::string& tenant,
-                                const std::string& key, absl::Span<const uint8_t> ciphertext,
-                                absl::Span<const uint8_t> aad, Output& plaintext,
-                                bool may_catch_up = true);
+  absl::StatusOr<uint32_t> Open(const CallKey& key, absl::Span<const uint8_t> ciphertext,
+                                absl::Span<const uint8_t> aad, Output& plaintext);
   // Opens and seals again under the primary version, into `new_ciphertext`.
   template <typename Output>
-  absl::StatusOr<Rewrapped> Rewrap(const Snapshot& snapshot, const std::string& tenant,
-                                   const std::string& key, absl::Span<const uint8_t> ciphertext,
-                                   absl::Span<const uint8_t> aad, Output& new_ciphertext,
-                                   bool may_catch_up = true);
-
-  // Whether `snapshot` lacks `key`, or the version `ciphertext` names (none when
-  // empty, as for Seal): what a call would wait for the store for.
-  bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
-              absl::Span<const uint8_t> ciphertext) const;
-  // A snapshot with every change made before the call (CatchUp above), or null.
-  std::shared_ptr<const Snapshot> Fresher() const;
+  absl::StatusOr<Rewrapped> Rewrap(const CallKey& key, absl::Span<const uint8_t> ciphertext,
+                                   absl::Span<const uint8_t> aad, Output& new_ciphertext);
 
   // A sealer for the key's primary version; sets `key_version`.
   absl::StatusOr<std::unique_ptr<crypto::StreamSealer>> NewStreamSealer(
-      const Snapshot& snapshot, const std::string& tenant, const std::string& key,
-      absl::Span<const uint8_t> aad, uint32_t segment_bytes, uint32_t& key_version);
+      const CallKey& key, absl::Span<const uint8_t> aad, uint32_t segment_bytes,
+      uint32_t& key_version);
 
-  // An opener that looks the header's version up in `snapshot` (kept alive by the
-  // opener).
+  // An opener that looks the header's version up in the call's snapshot (a copy of
+  // the call's view is kept by the opener).
   absl::StatusOr<std::unique_ptr<crypto::StreamOpener>> NewStreamOpener(
-      std::shared_ptr<const Snapshot> snapshot, const std::string& tenant, const std::string& key,
-      absl::Span<const uint8_t> aad);
+      const CallKey& key, absl::Span<const uint8_t> aad);
 
-  // Counts a failed OpenStream of the caller's `key` (unary Open and Rewrap count
+  // Counts a failed OpenStream of the caller's key (unary Open and Rewrap count
   // their own).
-  void RecordStreamDecryptionFailure(const Snapshot& snapshot, const std::string& tenant,
-                                     const std::string& key);
+  void RecordStreamDecryptionFailure(const CallKey& key);
 
  private:
   // Counts a failed open against the key's limit; logs when it is reached.
   void CountFailure(const KeyEntry& entry);
-  // `snapshot`, or the fresher one catch_up_ gives when the key is missing from it
-  // or `version` (0: none) is newer than any version of the key in it; `fresher`
-  // keeps that one alive.
-  const Snapshot& CaughtUp(const Snapshot& snapshot, const std::string& tenant,
-                           const std::string& key, uint32_t version,
-                           std::shared_ptr<const Snapshot>& fresher, bool may_catch_up) const;
-  bool Behind(const Snapshot& snapshot, const std::string& tenant, const std::string& key,
-              uint32_t version) const;
-  // UNAVAILABLE when `version` is newer than `current` knows of and catching up was
-  // tried and failed (the store out of reach): a version sealed elsewhere a moment
-  // ago, not a forgery, so not a decryption failure (nor one counted against the
-  // key). OK otherwise.
-  absl::Status NotKnownYet(const Snapshot& current, const std::string& tenant,
-                           const std::string& key, uint32_t version,
-                           const std::shared_ptr<const Snapshot>& fresher, bool may_catch_up) const;
+  // UNAVAILABLE when `version` of the key is unknown because the call's wait for
+  // the store failed (CallSnapshot::StoreUnreachableFor); OK otherwise.
+  static absl::Status NotKnownYet(const CallKey& key, uint32_t version);
   // The key version a unary ciphertext names (0 if it has no valid header).
   static uint32_t VersionIn(absl::Span<const uint8_t> ciphertext);
 
@@ -139,7 +114,6 @@ class DataPlaneEngine {
 
   crypto::Epochs& epochs_;
   DecryptionFailureLimit failure_limit_;
-  const CatchUp catch_up_;
 };
 
 }  // namespace sealbox::server

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/keystore/call_snapshot.h"
 #include "server/keystore/keystore.h"
 #include "server/keystore/testing/test_store.h"
 #include "server/rpc/bytes.h"
@@ -20,6 +21,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// The keystore as the engine's calls see it, counting the waits for the store.
+class CountingSource final : public SnapshotSource {
+ public:
+  explicit CountingSource(Keystore** keystore) : keystore_(keystore) {}
+  std::shared_ptr<const Snapshot> Current() const override { return (*keystore_)->snapshot(); }
+  std::shared_ptr<const Snapshot> CaughtUp() override {
+    ++caught_up;
+    return (*keystore_)->snapshot();
+  }
+  int caught_up = 0;
+
+ private:
+  Keystore** keystore_;
+};
+
 class DataPlaneEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,6 +44,7 @@ class DataPlaneEngineTest : public ::testing::Test {
     auto keystore = testing::OpenKeystore(*store_, kek_);
     ASSERT_TRUE(keystore.ok()) << keystore.status();
     keystore_ = *std::move(keystore);
+    keystore_ptr_ = keystore_.get();
     for (const char* tenant : {"acme", "other"}) {
       ASSERT_TRUE(keystore_->tenants().CreateTenant(tenant).ok());
       ASSERT_TRUE(keystore_->keys().CreateKey(tenant, "k", KeyAlgorithm::kAes256Gcm).ok());
@@ -36,26 +53,28 @@ class DataPlaneEngineTest : public ::testing::Test {
 
   // An engine over the keystore's epochs; `max_failures` 0: no limit.
   std::unique_ptr<DataPlaneEngine> Engine(uint64_t max_failures = 0) {
-    return std::make_unique<DataPlaneEngine>(keystore_->epochs(), max_failures, [this] {
-      ++catch_ups_;
-      return keystore_->snapshot();
-    });
+    return std::make_unique<DataPlaneEngine>(keystore_->epochs(), max_failures);
   }
+
+  // A new call's view of the keystore, which may wait once.
+  CallSnapshot View() { return CallSnapshot(keystore_->snapshot(), &source_); }
 
   std::string Seal(DataPlaneEngine& engine, const std::string& tenant,
                    const std::string& plaintext) {
+    CallSnapshot view = View();
     std::string ciphertext;
-    absl::StatusOr<uint32_t> version = engine.Seal(*keystore_->snapshot(), tenant, "k",
-                                                   AsBytes(plaintext), AsBytes("aad"), ciphertext);
+    absl::StatusOr<uint32_t> version =
+        engine.Seal(CallKey{view, tenant, "k"}, AsBytes(plaintext), AsBytes("aad"), ciphertext);
     EXPECT_TRUE(version.ok()) << version.status();
     return ciphertext;
   }
 
   absl::StatusOr<std::string> Open(DataPlaneEngine& engine, const std::string& tenant,
                                    const std::string& ciphertext) {
+    CallSnapshot view = View();
     std::string plaintext;
-    absl::StatusOr<uint32_t> version = engine.Open(*keystore_->snapshot(), tenant, "k",
-                                                   AsBytes(ciphertext), AsBytes("aad"), plaintext);
+    absl::StatusOr<uint32_t> version =
+        engine.Open(CallKey{view, tenant, "k"}, AsBytes(ciphertext), AsBytes("aad"), plaintext);
     if (!version.ok()) return version.status();
     return plaintext;
   }
@@ -63,26 +82,29 @@ class DataPlaneEngineTest : public ::testing::Test {
   std::unique_ptr<testing::TestStore> store_;
   Kek kek_ = testing::RandomKek();
   std::unique_ptr<Keystore> keystore_;
-  int catch_ups_ = 0;
+  Keystore* keystore_ptr_ = nullptr;
+  CountingSource source_{&keystore_ptr_};
 };
 
 TEST_F(DataPlaneEngineTest, WhatItSealsOpensUnderTheVersionItNames) {
   auto engine = Engine();
+  CallSnapshot view = View();
+  const CallKey key{view, "acme", "k"};
   std::string ciphertext;
-  absl::StatusOr<uint32_t> sealed = engine->Seal(
-      *keystore_->snapshot(), "acme", "k", AsBytes("attack at dawn"), AsBytes("aad"), ciphertext);
+  absl::StatusOr<uint32_t> sealed =
+      engine->Seal(key, AsBytes("attack at dawn"), AsBytes("aad"), ciphertext);
   ASSERT_TRUE(sealed.ok()) << sealed.status();
   EXPECT_EQ(*sealed, 1u);
   std::string plaintext;
-  absl::StatusOr<uint32_t> opened = engine->Open(*keystore_->snapshot(), "acme", "k",
-                                                 AsBytes(ciphertext), AsBytes("aad"), plaintext);
+  absl::StatusOr<uint32_t> opened =
+      engine->Open(key, AsBytes(ciphertext), AsBytes("aad"), plaintext);
   ASSERT_TRUE(opened.ok()) << opened.status();
   EXPECT_EQ(*opened, 1u);
   EXPECT_EQ(plaintext, "attack at dawn");
   // The associated data is bound in.
   std::string wrong;
   absl::StatusOr<uint32_t> other_aad =
-      engine->Open(*keystore_->snapshot(), "acme", "k", AsBytes(ciphertext), AsBytes("AAD"), wrong);
+      engine->Open(key, AsBytes(ciphertext), AsBytes("AAD"), wrong);
   EXPECT_THAT(other_aad.status().message(), HasSubstr("decryption failed"));
   EXPECT_TRUE(wrong.empty());
 }
@@ -96,8 +118,9 @@ TEST_F(DataPlaneEngineTest, TenantsAreIsolated) {
   EXPECT_THAT(theirs.status().message(), HasSubstr("decryption failed"));
   // A key that exists only elsewhere is NOT_FOUND like one that exists nowhere.
   std::string out;
+  CallSnapshot view = View();
   absl::StatusOr<uint32_t> nowhere =
-      engine->Seal(*keystore_->snapshot(), "nobody", "k", AsBytes("x"), {}, out);
+      engine->Seal(CallKey{view, "nobody", "k"}, AsBytes("x"), {}, out);
   EXPECT_TRUE(absl::IsNotFound(nowhere.status())) << nowhere.status();
 }
 
@@ -106,8 +129,9 @@ TEST_F(DataPlaneEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) 
   const std::string old = Seal(*engine, "acme", "before");
   ASSERT_TRUE(keystore_->keys().RotateKey("acme", "k").ok());
   std::string fresh;
+  CallSnapshot view = View();
   absl::StatusOr<uint32_t> version =
-      engine->Seal(*keystore_->snapshot(), "acme", "k", AsBytes("after"), AsBytes("aad"), fresh);
+      engine->Seal(CallKey{view, "acme", "k"}, AsBytes("after"), AsBytes("aad"), fresh);
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(*version, 2u);
   EXPECT_EQ(*Open(*engine, "acme", old), "before");
@@ -115,7 +139,7 @@ TEST_F(DataPlaneEngineTest, RotationSealsUnderTheNewVersionAndStillOpensTheOld) 
 
   std::string rewrapped;
   absl::StatusOr<Rewrapped> r =
-      engine->Rewrap(*keystore_->snapshot(), "acme", "k", AsBytes(old), AsBytes("aad"), rewrapped);
+      engine->Rewrap(CallKey{view, "acme", "k"}, AsBytes(old), AsBytes("aad"), rewrapped);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->previous_key_version, 1u);
   EXPECT_EQ(r->key_version, 2u);
@@ -155,22 +179,31 @@ TEST_F(DataPlaneEngineTest, ForgeriesFailAlikeAndReachTheKeysLimit) {
   EXPECT_EQ(*Open(*engine, "other", Seal(*engine, "other", "theirs")), "theirs");
 }
 
-TEST_F(DataPlaneEngineTest, AKeyTheSnapshotLacksIsWaitedForOnlyWhenAllowed) {
+TEST_F(DataPlaneEngineTest, AKeyTheSnapshotLacksIsWaitedForOncePerCall) {
   auto engine = Engine();
-  std::shared_ptr<const Snapshot> before = keystore_->snapshot();
+  CallSnapshot call(keystore_->snapshot(), &source_);
   ASSERT_TRUE(keystore_->keys().CreateKey("acme", "new", KeyAlgorithm::kAes256Gcm).ok());
+  ASSERT_TRUE(keystore_->keys().CreateKey("acme", "newer", KeyAlgorithm::kAes256Gcm).ok());
   std::string out;
+  // A key the call's snapshot has needs no waiting.
+  ASSERT_TRUE(engine->Seal(CallKey{call, "acme", "k"}, AsBytes("x"), {}, out).ok());
+  EXPECT_EQ(source_.caught_up, 0);
+  // One it lacks is waited for, and the call keeps what the wait brought.
   absl::StatusOr<uint32_t> waited =
-      engine->Seal(*before, "acme", "new", AsBytes("x"), {}, out, /*may_catch_up=*/true);
+      engine->Seal(CallKey{call, "acme", "new"}, AsBytes("x"), {}, out);
   EXPECT_TRUE(waited.ok()) << waited.status();
-  EXPECT_EQ(catch_ups_, 1);
-  absl::StatusOr<uint32_t> not_waited =
-      engine->Seal(*before, "acme", "new", AsBytes("x"), {}, out, /*may_catch_up=*/false);
-  EXPECT_TRUE(absl::IsNotFound(not_waited.status())) << not_waited.status();
-  EXPECT_EQ(catch_ups_, 1);
-  // A key the snapshot has needs no waiting.
-  ASSERT_TRUE(engine->Seal(*before, "acme", "k", AsBytes("x"), {}, out).ok());
-  EXPECT_EQ(catch_ups_, 1);
+  EXPECT_TRUE(engine->Seal(CallKey{call, "acme", "newer"}, AsBytes("x"), {}, out).ok());
+  EXPECT_EQ(source_.caught_up, 1);
+  // A key nowhere costs no second wait in the same call (a batch's thousand items).
+  absl::StatusOr<uint32_t> missing =
+      engine->Seal(CallKey{call, "acme", "missing"}, AsBytes("x"), {}, out);
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+  EXPECT_EQ(source_.caught_up, 1);
+  // A view without a source (a health probe) never waits.
+  CallSnapshot probe(call.shared());
+  EXPECT_TRUE(absl::IsNotFound(
+      engine->Seal(CallKey{probe, "acme", "missing"}, AsBytes("x"), {}, out).status()));
+  EXPECT_EQ(source_.caught_up, 1);
 }
 
 TEST_F(DataPlaneEngineTest, AUnaryCiphertextIsNotAStream) {

@@ -377,7 +377,7 @@ absl::Status Keystore::WaitForStore(absl::Time deadline) {
   return absl::OkStatus();
 }
 
-std::shared_ptr<const Snapshot> Keystore::CaughtUpSnapshot() {
+std::shared_ptr<const Snapshot> Keystore::CaughtUp() {
   if (!CatchUp().ok()) return nullptr;
   return snapshot();
 }

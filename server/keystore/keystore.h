@@ -7,6 +7,7 @@
 //   server/keystore/file/file_storage.h   the file backend
 //   server/keystore/etcd/            the etcd backend
 //   server/keystore/snapshot.h       the in-memory view: KeyEntry, Snapshot
+//   server/keystore/call_snapshot.h  one call's view: its snapshot, and one wait for a fresher
 //   server/keystore/info.h           what admin calls return: KeyInfo, TenantInfo
 //   server/keystore/names.h          what tenant and key names may be
 //   server/keystore/token_records.h  token records (the token format and scopes: server/auth/)
@@ -30,6 +31,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "crypto/format/epochs.h"
+#include "server/keystore/call_snapshot.h"
 #include "server/keystore/freshness.h"
 #include "server/keystore/health.h"
 #include "server/keystore/info.h"
@@ -66,7 +68,7 @@ struct KeystoreOpenOptions {
 
 // The keystore as its users see it: following the store (loaded, writable, current,
 // caught up), and the three admin rooms that change it.
-class Keystore final : private KeystoreWriter {
+class Keystore final : public SnapshotSource, private KeystoreWriter {
  public:
   // Opens the keystore kept in `storage`: Prepare (creating or rewrapping), then
   // Load, then Follow. Errors, with clear messages: NOT_FOUND (no keystore and no
@@ -108,8 +110,10 @@ class Keystore final : private KeystoreWriter {
   // unreachable it waits (4 callers at most, half a second at most) for it to come
   // back, as a store that has just come back is followed again within that.
   absl::Status CatchUp(absl::Duration patience = absl::Seconds(2));
-  // CatchUp, then the snapshot; null when catching up failed.
-  std::shared_ptr<const Snapshot> CaughtUpSnapshot();
+  // SnapshotSource (call_snapshot.h): snapshot(), and CatchUp then the snapshot (null
+  // when catching up failed).
+  std::shared_ptr<const Snapshot> Current() const override { return snapshot(); }
+  std::shared_ptr<const Snapshot> CaughtUp() override;
 
   // Names the store, for logs and messages.
   std::string Describe() const;

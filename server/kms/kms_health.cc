@@ -57,7 +57,7 @@ KmsHealth::Answer KmsHealth::Check() {
       return {"ok", *key_id};
     }
   }
-  if (absl::Status proven = RoundTrip(*snapshot); !proven.ok()) {
+  if (absl::Status proven = RoundTrip(snapshot); !proven.ok()) {
     return {absl::StrCat("an encrypt and decrypt round trip under ", ref, " version ",
                          key->primary_version, " failed: ", proven.message()),
             *key_id};
@@ -68,16 +68,17 @@ KmsHealth::Answer KmsHealth::Check() {
   return {"ok", *key_id};
 }
 
-absl::Status KmsHealth::RoundTrip(const Snapshot& snapshot) {
+absl::Status KmsHealth::RoundTrip(std::shared_ptr<const Snapshot> snapshot) {
+  // The probe works on the snapshot it checked, and never waits for the store.
+  CallSnapshot view(std::move(snapshot));
+  const CallKey key{view, key_.tenant, key_.key};
   std::string ciphertext;
-  absl::StatusOr<uint32_t> sealed = engine_.Seal(snapshot, key_.tenant, key_.key, AsBytes(kProbe),
-                                                 AsBytes(kProbeContext), ciphertext,
-                                                 /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> sealed =
+      engine_.Seal(key, AsBytes(kProbe), AsBytes(kProbeContext), ciphertext);
   if (!sealed.ok()) return sealed.status();
   std::string opened;
-  absl::StatusOr<uint32_t> version = engine_.Open(
-      snapshot, key_.tenant, key_.key, AsBytes(ciphertext), AsBytes(kProbeContext), opened,
-      /*may_catch_up=*/false);
+  absl::StatusOr<uint32_t> version =
+      engine_.Open(key, AsBytes(ciphertext), AsBytes(kProbeContext), opened);
   if (!version.ok()) return version.status();
   if (opened != kProbe || *version != *sealed) {
     return absl::InternalError("what was opened is not what was sealed");

@@ -8,6 +8,7 @@
 #ifndef SEALBOX_SERVER_KMS_KMS_HEALTH_H_
 #define SEALBOX_SERVER_KMS_KMS_HEALTH_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -37,7 +38,7 @@ class KmsHealth {
  private:
   // A seal and an open of a probe under the primary version of the key in
   // `snapshot`: OK, or why they failed.
-  absl::Status RoundTrip(const Snapshot& snapshot);
+  absl::Status RoundTrip(std::shared_ptr<const Snapshot> snapshot);
 
   Keystore& keystore_;
   DataPlaneEngine& engine_;

@@ -132,16 +132,16 @@ absl::Status KmsService::DoEncrypt(const v2::EncryptRequest& request, v2::Encryp
                                                    " may be sealed (kube-apiserver sends 32)"));
   }
   if (absl::Status serving = keystore_.Serving(); !serving.ok()) return serving;
-  std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
+  CallSnapshot view(keystore_.snapshot(), &keystore_);
   absl::StatusOr<uint32_t> sealed =
-      engine_.Seal(*snapshot, key_.tenant, key_.key, AsBytes(request.plaintext()),
+      engine_.Seal(CallKey{view, key_.tenant, key_.key}, AsBytes(request.plaintext()),
                    AsBytes(kKmsAssociatedData), ciphertext);
   if (!sealed.ok()) return sealed.status();
   version = *sealed;
-  // The version that sealed names the key_id; after a catch-up it is in the newer
-  // snapshot.
-  for (const auto& view : {snapshot, keystore_.snapshot()}) {
-    const KeyEntry* key = view->FindKey(key_.tenant, key_.key);
+  // The version that sealed names the key_id: in the snapshot the call sealed with,
+  // or a newer one.
+  for (const std::shared_ptr<const Snapshot>& snapshot : {view.shared(), keystore_.snapshot()}) {
+    const KeyEntry* key = snapshot->FindKey(key_.tenant, key_.key);
     if (key == nullptr) continue;
     auto entry = key->versions.find(version);
     if (entry == key->versions.end()) continue;
@@ -163,9 +163,9 @@ absl::Status KmsService::DoDecrypt(const v2::DecryptRequest& request,
                      " bytes; Encrypt makes 1 to ", kMaxKmsCiphertextBytes));
   }
   if (absl::Status serving = keystore_.Serving(); !serving.ok()) return serving;
-  std::shared_ptr<const Snapshot> snapshot = keystore_.snapshot();
+  CallSnapshot view(keystore_.snapshot(), &keystore_);
   absl::StatusOr<uint32_t> opened =
-      engine_.Open(*snapshot, key_.tenant, key_.key, AsBytes(request.ciphertext()),
+      engine_.Open(CallKey{view, key_.tenant, key_.key}, AsBytes(request.ciphertext()),
                    AsBytes(kKmsAssociatedData), plaintext);
   CountOpenOutcome(opened.status(), key_.tenant, key_.key, metrics_);
   if (opened.ok()) {

@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
   server->auth_limiter_ = std::make_unique<AuthFailureLimiter>(config.auth_limits);
   server->authenticator_ = std::make_unique<Authenticator>(
       config.admin_token, config.cert_tenants, server->auth_limiter_.get(), &server->metrics_,
-      [k = server->keystore_.get()] { return k->CaughtUpSnapshot(); });
+      server->keystore_.get());
   if (config.audit != AuditLevel::kOff) {
     absl::StatusOr<std::unique_ptr<AuditLog>> audit =
         AuditLog::Open({.path = config.audit_log}, &server->metrics_);
@@ -101,8 +101,7 @@ absl::StatusOr<std::unique_ptr<SealboxServer>> SealboxServer::Start(
         });
   }
   server->engine_ = std::make_unique<DataPlaneEngine>(
-      keystore_ptr->epochs(), config.limits.max_decryption_failures_per_key,
-      [keystore_ptr] { return keystore_ptr->CaughtUpSnapshot(); });
+      keystore_ptr->epochs(), config.limits.max_decryption_failures_per_key);
   AuditLog* data_audit = config.audit == AuditLevel::kAll ? server->audit_.get() : nullptr;
   server->data_plane_service_ = std::make_unique<DataPlaneService>(
       keystore_ptr, *server->engine_, server->authenticator_.get(), config.limits,
