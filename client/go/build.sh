@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs the sealbox Go client library into a GOPATH, with its gRPC stubs
 # generated from proto/sealbox/v1/data.proto (nothing generated is checked in),
-# then builds and vets it; --test also runs its unit tests (no server needed).
+# then builds and vets it; --test also runs its unit tests (no server needed), the
+# contract test among them (client/contract, copied into testdata/).
 # Offline, in GOPATH mode, against Debian's Go packages under /usr/share/gocode.
 #
 #   GOPATH_DIR/src/sealbox.dev/go/sealbox/                      this folder
@@ -45,6 +46,12 @@ rm -rf "$src"
 mkdir -p "$src/internal/sealboxv1"
 # -L: under Bazel the sources are symlinks into the runfiles tree.
 cp -L "$here"/*.go "$src/"
+if $test; then
+  # The client contract and its vectors, which contract_test.go checks the library
+  # against (testdata/ is not part of the package).
+  mkdir -p "$src/testdata"
+  cp -rL "$here/../contract" "$src/testdata/contract"
+fi
 # For a module's `replace` (docs/clients/GO.md); GOPATH mode ignores it.
 printf 'module %s\n\ngo 1.19\n' "$package" > "$src/go.mod"
 
