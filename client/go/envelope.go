@@ -94,12 +94,21 @@ func (c *Client) SealEnvelope(ctx context.Context, key string, aad []byte, r io.
 // key name or aad).
 func (c *Client) OpenEnvelope(ctx context.Context, key string, aad []byte, r io.Reader,
 	w io.Writer, opts ...StreamOption) (*StreamResult, error) {
+	return openEnvelope(ctx, func(sealedKey []byte) (*Opened, error) {
+		return c.Open(ctx, key, sealedKey, aad)
+	}, r, w, opts...)
+}
+
+// openEnvelope is OpenEnvelope with the sealed data key opened by openKey (Open, or
+// the contract test's stand-in for it).
+func openEnvelope(ctx context.Context, openKey func(sealedKey []byte) (*Opened, error),
+	r io.Reader, w io.Writer, opts ...StreamOption) (*StreamResult, error) {
 	s := newStreamSettings(opts)
 	header, segmentSize, err := readEnvelopeHeader(r)
 	if err != nil {
 		return nil, err
 	}
-	opened, err := c.Open(ctx, key, header[fixedHeader:], aad)
+	opened, err := openKey(header[fixedHeader:])
 	if err != nil {
 		return nil, err
 	}

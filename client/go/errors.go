@@ -193,6 +193,9 @@ func envelopeFormatError(format string, args ...interface{}) error {
 // CodeName spells a gRPC code as the .proto files and the other sealbox clients
 // do (NOT_FOUND), not as codes.Code's String does (NotFound).
 func CodeName(c codes.Code) string {
+	if c == codes.Canceled {
+		return "CANCELLED" // Go spells it with one L; gRPC's name has two
+	}
 	var b strings.Builder
 	lower := false // whether the previous letter was lower case: a word ends there
 	for _, r := range c.String() {

@@ -179,4 +179,9 @@ async function openEnvelopeFile(client, key, inPath, outPath, options) {
   }
 }
 
-module.exports = { SEGMENT_BYTES, sealEnvelopeFile, openEnvelopeFile };
+module.exports = {
+  SEGMENT_BYTES, sealEnvelopeFile, openEnvelopeFile,
+  // The format's numbers, for the contract test (client/contract/contract.json).
+  FORMAT, MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES, MIN_SEALED_KEY, MAX_SEALED_KEY, DATA_KEY_BYTES,
+  TAG_BYTES, FIXED_HEADER,
+};

@@ -6,8 +6,8 @@
 
 const { UnavailableError, DecryptionFailedError } = require('./errors');
 
-/** The defaults: 100 ms doubling to at most 5 s, 5 attempts in all. */
-// Up to about 7 s of waits in all: enough to ride out a server's restart.
+/** The defaults (client/contract/contract.json's retryPolicy): 100 ms doubling to at
+ * most 2 s, 8 attempts in all; up to about 7 s of waits, enough for a server's restart. */
 const DEFAULT_POLICY = Object.freeze({ maxAttempts: 8, initialBackoffMs: 100, maxBackoffMs: 2000 });
 
 /**

@@ -10,6 +10,8 @@
 'use strict';
 
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+const DOMAIN = 'sealbox.v1';
+const DECRYPTION_FAILED = 'DECRYPTION_FAILED';
 
 /**
  * The fields of one protobuf message: [fieldNumber, value] pairs in order, a value
@@ -87,10 +89,10 @@ function errorInfos(statusBytes) {
 function decryptionFailed(statusBytes) {
   try {
     return errorInfos(statusBytes).some(
-      (info) => info.domain === 'sealbox.v1' && info.reason === 'DECRYPTION_FAILED');
+      (info) => info.domain === DOMAIN && info.reason === DECRYPTION_FAILED);
   } catch {
     return false;
   }
 }
 
-module.exports = { readFields, errorInfos, decryptionFailed };
+module.exports = { DOMAIN, ERROR_INFO_TYPE, readFields, errorInfos, decryptionFailed };

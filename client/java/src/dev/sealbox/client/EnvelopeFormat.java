@@ -32,15 +32,16 @@ final class EnvelopeFormat {
   /** S for the files written here: 1 MiB of plaintext per segment. */
   static final int SEGMENT_SIZE = 1 << 20;
 
-  private static final byte FORMAT = 0x03;
-  private static final int MIN_SEGMENT = 4096;
-  private static final int MAX_SEGMENT = 4 << 20;
-  private static final int MIN_SEALED_KEY = 49;
-  private static final int MAX_SEALED_KEY = 1024;
-  private static final int FIXED_HEADER = 14;
-  private static final int SEGMENT_AAD = 12;
-  private static final int TAG = 16;
-  private static final int DATA_KEY = 32;
+  // Package-private for the contract test (client/contract/contract.json).
+  static final byte FORMAT = 0x03;
+  static final int MIN_SEGMENT = 4096;
+  static final int MAX_SEGMENT = 4 << 20;
+  static final int MIN_SEALED_KEY = 49;
+  static final int MAX_SEALED_KEY = 1024;
+  static final int FIXED_HEADER = 14;
+  static final int SEGMENT_AAD = 12;
+  static final int TAG = 16;
+  static final int DATA_KEY = 32;
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private EnvelopeFormat() {}

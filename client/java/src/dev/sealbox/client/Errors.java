@@ -10,11 +10,12 @@ import java.io.IOException;
 final class Errors {
   private static final Metadata.Key<byte[]> STATUS_DETAILS =
       Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER);
-  private static final String ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
-  private static final String DOMAIN = "sealbox.v1";
+  // Package-private for the contract test (client/contract/contract.json).
+  static final String ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+  static final String DOMAIN = "sealbox.v1";
   private static final String DECRYPTION_FAILED = "DECRYPTION_FAILED";
   /** sealbox.v1.ErrorReason.DECRYPTION_FAILED, as a batch item's reason field. */
-  private static final int ITEM_REASON_DECRYPTION_FAILED = 1;
+  static final int ITEM_REASON_DECRYPTION_FAILED = 1;
 
   private Errors() {}
 

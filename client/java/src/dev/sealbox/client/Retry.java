@@ -18,6 +18,12 @@ final class Retry {
     T run() throws IOException;
   }
 
+  // The defaults: client/contract/contract.json's retryPolicy. Waits capped at 100 ms
+  // doubling to 2 s: up to about 7 s in all, a server's restart.
+  static final int DEFAULT_MAX_ATTEMPTS = 8;
+  static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(100);
+  static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(2);
+
   final int maxAttempts;
   private final long initialNanos;
   private final long maxNanos;
@@ -45,8 +51,7 @@ final class Retry {
         if (n >= maxAttempts || !safe.getAsBoolean()) {
           throw e;
         }
-        long ceiling = Math.min(maxNanos, initialNanos << Math.min(n - 1, 30));
-        long wait = ThreadLocalRandom.current().nextLong(ceiling + 1);
+        long wait = ThreadLocalRandom.current().nextLong(ceilingNanos(n) + 1);
         if (deadline != null && deadline.timeRemaining(TimeUnit.NANOSECONDS) <= wait) {
           throw e;
         }
@@ -59,5 +64,10 @@ final class Retry {
         beforeRetry.run();
       }
     }
+  }
+
+  /** The longest wait after failed attempt n (1, 2, ...): initial * 2^(n-1), at most max. */
+  long ceilingNanos(int n) {
+    return Math.min(maxNanos, initialNanos << Math.min(n - 1, 30));
   }
 }

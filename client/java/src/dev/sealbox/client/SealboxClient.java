@@ -634,10 +634,9 @@ public final class SealboxClient implements AutoCloseable {
     private Path keyFile;
     private String serverName;
     private Duration deadline = DEFAULT_DEADLINE;
-    // Waits capped at 100 ms doubling to 2 s: up to about 7 s in all, a server's restart.
-    private int maxAttempts = 8;
-    private Duration initialBackoff = Duration.ofMillis(100);
-    private Duration maxBackoff = Duration.ofSeconds(2);
+    private int maxAttempts = Retry.DEFAULT_MAX_ATTEMPTS;
+    private Duration initialBackoff = Retry.DEFAULT_INITIAL_BACKOFF;
+    private Duration maxBackoff = Retry.DEFAULT_MAX_BACKOFF;
     private boolean renew;
     private Instant expiry;
     private Consumer<RenewedToken> onRenewed;
@@ -731,9 +730,10 @@ public final class SealboxClient implements AutoCloseable {
     }
 
     /**
-     * The retry policy on UNAVAILABLE: at most maxAttempts attempts (5 by default;
+     * The retry policy on UNAVAILABLE: at most maxAttempts attempts (8 by default;
      * 1 turns retries off), waiting a random time from 0 to min(maxBackoff,
-     * initialBackoff * 2^n) before retry n+1 (100 ms and 5 s by default).
+     * initialBackoff * 2^n) before retry n+1 (100 ms and 2 s by default,
+     * as client/contract/contract.json says).
      *
      * @param maxAttempts attempts in all, at least 1
      * @param initialBackoff the first wait's ceiling
