@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "client/cli.h"
+#include "client/cli/cli.h"
 
 int main(int argc, char** argv) {
   // A stream moves 1 MiB messages through a few threads. With glibc's defaults each
