@@ -28,92 +28,95 @@ KeystoreContents At(uint64_t generation) {
   return contents;
 }
 
-std::vector<std::string> Told(ToldListener& listener) {
-  absl::MutexLock lock(&listener.mu);
-  return listener.told;
-}
+// A feed telling `listener_`, which has been told of everything up to revision 10.
+class ListenerFeedTest : public ::testing::Test {
+ protected:
+  void SetUp() override { feed_.Start(&listener_, 10); }
 
-TEST(ListenerFeedTest, EachRevisionIsToldOnceAndOnlyForward) {
+  std::vector<std::string> Told() {
+    absl::MutexLock lock(&listener_.mu);
+    return listener_.told;
+  }
+
+  ToldListener listener_;
+  ListenerFeed feed_;
+};
+
+TEST(ListenerFeedAloneTest, NothingIsToldBeforeStart) {
   ToldListener listener;
   ListenerFeed feed;
-  feed.Apply(TenantPut("early"), 3);  // before Start: nobody to tell
-  feed.Start(&listener, 5);
-  feed.Apply(TenantPut("old"), 5);
-  feed.Apply(TenantPut("a"), 6);
-  feed.Apply(TenantPut("again"), 6);
+  feed.Apply(TenantPut("early"), 3);
   EXPECT_FALSE(feed.Reload(At(4)));
-  EXPECT_TRUE(feed.Reload(At(9)));
-  feed.Apply(TenantPut("behind"), 8);
-  feed.Apply(TenantPut("b"), 10);
-  EXPECT_THAT(Told(listener), ElementsAre("apply 6 tenant a", "reload 9", "apply 10 tenant b"));
+  feed.Reachable(false, "gone");
+  feed.CurrentAsOf(std::chrono::steady_clock::now());
+  EXPECT_EQ(feed.Relisted(At(5)), std::nullopt);
+  absl::MutexLock lock(&listener.mu);
+  EXPECT_TRUE(listener.told.empty());
+  EXPECT_TRUE(listener.reachable);
+  EXPECT_EQ(listener.proofs, 0);
 }
 
-TEST(ListenerFeedTest, AStreamStartsAfterTheLastRevisionTold) {
-  ToldListener listener;
-  ListenerFeed feed;
-  feed.Start(&listener, 10);
-  EXPECT_EQ(feed.BeginStream(/*from_now=*/false), 11u);
-  feed.Apply(TenantPut("a"), 12);
-  EXPECT_EQ(feed.BeginStream(/*from_now=*/false), 13u);
-  EXPECT_EQ(feed.BeginStream(/*from_now=*/true), 0u);  // etcd's revision now
+TEST_F(ListenerFeedTest, EachRevisionIsToldOnceAndOnlyForward) {
+  feed_.Apply(TenantPut("old"), 10);
+  feed_.Apply(TenantPut("a"), 11);
+  feed_.Apply(TenantPut("again"), 11);
+  EXPECT_FALSE(feed_.Reload(At(9)));
+  EXPECT_TRUE(feed_.Reload(At(14)));
+  feed_.Apply(TenantPut("behind"), 13);
+  feed_.Apply(TenantPut("b"), 15);
+  EXPECT_THAT(Told(), ElementsAre("apply 11 tenant a", "reload 14", "apply 15 tenant b"));
+}
+
+TEST_F(ListenerFeedTest, AStreamStartsAfterTheLastRevisionTold) {
+  EXPECT_EQ(feed_.BeginStream(/*from_now=*/false), 11u);
+  feed_.Apply(TenantPut("a"), 12);
+  EXPECT_EQ(feed_.BeginStream(/*from_now=*/false), 13u);
+  EXPECT_EQ(feed_.BeginStream(/*from_now=*/true), 0u);  // etcd's revision now
 }
 
 // A stream from now has a gap before it: what it delivers waits for the fresh read,
 // and only what is newer than that read is applied after it.
-TEST(ListenerFeedTest, AStreamFromNowIsHeldUntilRelisted) {
-  ToldListener listener;
-  ListenerFeed feed;
-  feed.Start(&listener, 10);
-  feed.BeginStream(/*from_now=*/true);
-  feed.Apply(TenantPut("in-the-read"), 12);
-  feed.Apply(TenantPut("after-the-read"), 15);
-  EXPECT_THAT(Told(listener), IsEmpty());
-  EXPECT_THAT(feed.Relisted(At(13)), Optional(15u));
-  feed.Apply(TenantPut("next"), 16);
-  EXPECT_THAT(Told(listener),
+TEST_F(ListenerFeedTest, AStreamFromNowIsHeldUntilRelisted) {
+  feed_.BeginStream(/*from_now=*/true);
+  feed_.Apply(TenantPut("in-the-read"), 12);
+  feed_.Apply(TenantPut("after-the-read"), 15);
+  EXPECT_THAT(Told(), IsEmpty());
+  EXPECT_THAT(feed_.Relisted(At(13)), Optional(15u));
+  feed_.Apply(TenantPut("next"), 16);
+  EXPECT_THAT(Told(),
               ElementsAre("reload 13", "apply 15 tenant after-the-read", "apply 16 tenant next"));
 }
 
 // The stream from now ended before its read came in, and one from the last revision
 // replaced it: the read is an ordinary reload, if newer.
-TEST(ListenerFeedTest, ARelistWithoutAHoldingStreamIsAReload) {
-  ToldListener listener;
-  ListenerFeed feed;
-  feed.Start(&listener, 10);
-  feed.BeginStream(/*from_now=*/true);
-  feed.Apply(TenantPut("dropped"), 11);
-  feed.BeginStream(/*from_now=*/false);
-  EXPECT_EQ(feed.Relisted(At(9)), std::nullopt);
-  EXPECT_EQ(feed.Relisted(At(12)), std::nullopt);
-  EXPECT_THAT(Told(listener), ElementsAre("reload 12"));
+TEST_F(ListenerFeedTest, ARelistWithoutAHoldingStreamIsAReload) {
+  feed_.BeginStream(/*from_now=*/true);
+  feed_.Apply(TenantPut("dropped"), 11);
+  feed_.BeginStream(/*from_now=*/false);
+  EXPECT_EQ(feed_.Relisted(At(9)), std::nullopt);
+  EXPECT_EQ(feed_.Relisted(At(12)), std::nullopt);
+  EXPECT_THAT(Told(), ElementsAre("reload 12"));
 }
 
-TEST(ListenerFeedTest, WaitDeliveredWaitsForTheRevision) {
-  ToldListener listener;
-  ListenerFeed feed;
-  feed.Start(&listener, 1);
-  EXPECT_TRUE(feed.WaitDelivered(1, absl::ZeroDuration()));
-  EXPECT_FALSE(feed.WaitDelivered(2, absl::Milliseconds(10)));
+TEST_F(ListenerFeedTest, WaitDeliveredWaitsForTheRevision) {
+  EXPECT_TRUE(feed_.WaitDelivered(10, absl::ZeroDuration()));
+  EXPECT_FALSE(feed_.WaitDelivered(11, absl::Milliseconds(10)));
   std::thread later([&] {
     absl::SleepFor(absl::Milliseconds(20));
-    feed.Apply(TenantPut("a"), 7);
+    feed_.Apply(TenantPut("a"), 17);
   });
-  EXPECT_TRUE(feed.WaitDelivered(7, absl::Seconds(10)));
+  EXPECT_TRUE(feed_.WaitDelivered(17, absl::Seconds(10)));
   later.join();
 }
 
-TEST(ListenerFeedTest, ReachableAndCurrentArePassedOn) {
-  ToldListener listener;
-  ListenerFeed feed;
+TEST_F(ListenerFeedTest, ReachableAndCurrentArePassedOn) {
   const auto now = std::chrono::steady_clock::now();
-  feed.CurrentAsOf(now);  // before Start: nobody to tell
-  feed.Start(&listener, 1);
-  feed.Reachable(false, "gone");
-  feed.CurrentAsOf(now);
-  absl::MutexLock lock(&listener.mu);
-  EXPECT_FALSE(listener.reachable);
-  EXPECT_EQ(listener.proofs, 1);
-  EXPECT_EQ(listener.current_as_of, now);
+  feed_.Reachable(false, "gone");
+  feed_.CurrentAsOf(now);
+  absl::MutexLock lock(&listener_.mu);
+  EXPECT_FALSE(listener_.reachable);
+  EXPECT_EQ(listener_.proofs, 1);
+  EXPECT_EQ(listener_.current_as_of, now);
 }
 
 }  // namespace
