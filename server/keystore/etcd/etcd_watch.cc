@@ -1,76 +1,77 @@
-// EtcdStorage, following: the watch that delivers every change to the listener,
-// in order, and reloads when it cannot.
-#include "server/keystore/etcd/etcd_storage.h"
+#include "server/keystore/etcd/etcd_watch.h"
 
 #include <algorithm>
-#include <chrono>
-#include <map>
+#include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "server/keystore/etcd/record_envelope.h"
-#include "server/keystore/kek.h"
 #include "server/log.h"
 
 namespace sealbox::server::etcd {
 
-void EtcdStorage::Follow(uint64_t revision, StorageListener* listener) {
+EtcdWatch::EtcdWatch(EtcdClient& client, EtcdRecords& records, ListenerFeed& feed)
+    : client_(client), records_(records), feed_(feed) {}
+
+EtcdWatch::~EtcdWatch() { Stop(); }
+
+void EtcdWatch::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void EtcdWatch::Stop() {
   {
-    absl::MutexLock lock(&deliver_mu_);
-    listener_ = listener;
-    delivered_ = revision;
+    absl::MutexLock lock(&mu_);
+    if (!stopping_.HasBeenNotified()) stopping_.Notify();
+    if (context_ != nullptr) context_->TryCancel();
   }
-  watcher_ = std::thread([this] { WatchLoop(); });
-  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  if (thread_.joinable()) thread_.join();
 }
 
-void EtcdStorage::Deliver(std::vector<RecordChange> changes, uint64_t revision) {
-  absl::MutexLock lock(&deliver_mu_);
-  if (revision <= delivered_ || listener_ == nullptr) return;
-  if (holding_) {
-    held_.emplace_back(std::move(changes), revision);
-    return;
+void EtcdWatch::Restart() {
+  absl::MutexLock lock(&mu_);
+  restart_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+bool EtcdWatch::TakeRestart() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(restart_, false);
+}
+
+bool EtcdWatch::ResumeFromNow(absl::Duration patience) {
+  {
+    absl::MutexLock lock(&mu_);
+    resume_from_now_ = true;
+    resumed_at_ = 0;
   }
-  listener_->Apply(changes, revision);
-  delivered_ = revision;
+  Restart();
+  absl::MutexLock lock(&mu_);
+  auto resumed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return resumed_at_ > 0 || stopping_.HasBeenNotified();
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&resumed), patience) && resumed_at_ > 0;
 }
 
-bool EtcdStorage::WaitDelivered(uint64_t revision, absl::Duration patience) {
-  absl::MutexLock lock(&deliver_mu_);
-  auto reached = [this, revision]()
-                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_) { return delivered_ >= revision; };
-  return deliver_mu_.AwaitWithTimeout(absl::Condition(&reached), patience);
-}
-
-void EtcdStorage::SetReachable(bool reachable, absl::string_view why) {
-  absl::MutexLock lock(&deliver_mu_);
-  if (listener_ != nullptr) listener_->Reachable(reachable, why);
-}
-
-absl::Status EtcdStorage::ReloadAll(absl::string_view reason) {
-  auto contents = Load();
+absl::Status EtcdWatch::Reload(absl::string_view reason) {
+  auto contents = records_.Load();
   if (!contents.ok()) return contents.status();
-  absl::MutexLock lock(&deliver_mu_);
-  if (contents->generation <= delivered_ || listener_ == nullptr) return absl::OkStatus();
-  listener_->Reload(*contents);
-  delivered_ = contents->generation;
-  if (!reason.empty()) {
+  if (feed_.Reload(*contents) && !reason.empty()) {
     Log("keystore_reloaded")
-        .Add("store", Describe())
-        .Add("revision", static_cast<int64_t>(delivered_))
+        .Add("store", records_.Describe())
+        .Add("revision", static_cast<int64_t>(contents->generation))
         .Add("reason", reason);
   }
   return absl::OkStatus();
 }
 
-absl::Status EtcdStorage::Refresh() { return ReloadAll(""); }
-
-void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
+void EtcdWatch::HandleEvents(const etcdserverpb::WatchResponse& response) {
+  const Layout& layout = records_.layout();
   std::vector<RecordChange> changes;
   int64_t revision = 0;
   auto flush = [&] {
-    if (revision > 0) Deliver(std::move(changes), static_cast<uint64_t>(revision));
+    if (revision > 0) feed_.Apply(std::move(changes), static_cast<uint64_t>(revision));
     changes.clear();
   };
   for (const mvccpb::Event& event : response.events()) {
@@ -79,11 +80,11 @@ void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
       flush();  // one commit's changes together, each commit in order
       revision = kv.mod_revision();
     }
-    std::optional<RecordName> name = layout_.Parse(kv.key());
+    std::optional<RecordName> name = layout.Parse(kv.key());
     if (!name.has_value()) {
-      if (layout_.IsMarker(kv.key()) && event.type() == mvccpb::Event_EventType_DELETE) {
+      if (layout.IsMarker(kv.key()) && event.type() == mvccpb::Event_EventType_DELETE) {
         Log("keystore_marker_deleted", "error")
-            .Add("store", Describe())
+            .Add("store", records_.Describe())
             .Add("detail", "someone deleted the keystore's marker; serving what is loaded");
       }
       continue;
@@ -92,12 +93,12 @@ void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
       changes.emplace_back(*name, std::nullopt);
       continue;
     }
-    auto record = Decode(kv, name);
+    auto record = records_.Decode(kv, name);
     if (!record.ok()) {
       // Only someone writing etcd by hand gets here: the record keeps its last good
       // value in this replica, and the logs say why.
       Log("keystore_record_refused", "error")
-          .Add("store", Describe())
+          .Add("store", records_.Describe())
           .Add("error", record.status().message());
       continue;
     }
@@ -106,38 +107,33 @@ void EtcdStorage::HandleEvents(const etcdserverpb::WatchResponse& response) {
   flush();
 }
 
-absl::Status EtcdStorage::WatchOnce(bool& created) {
+absl::Status EtcdWatch::WatchOnce(bool& created) {
   created = false;
-  // Known (so cancellable by Stop and RestartWatch) before the stream is opened:
-  // opening it waits for a connection.
+  // Known (so cancellable by Stop and Restart) before the stream is opened: opening
+  // it waits for a connection.
   auto context = std::make_unique<grpc::ClientContext>();
   bool from_now;
   {
-    absl::MutexLock lock(&stream_mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_.HasBeenNotified()) return absl::CancelledError("stopping");
-    stream_context_ = context.get();
-    restart_watch_ = false;  // this stream is the restart asked for
+    context_ = context.get();
+    restart_ = false;  // this stream is the restart asked for
     from_now = std::exchange(resume_from_now_, false);
   }
-  auto watch = client_->Watch(context.get());
+  auto watch = client_.Watch(context.get());
   if (!watch.ok()) {
-    absl::MutexLock lock(&stream_mu_);
-    stream_context_ = nullptr;
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
     return watch.status();
   }
-  uint64_t from = 0;  // 0: from etcd's revision now
-  {
-    // A stream from now holds what it delivers until the relist it was started for
-    // is in (Relist): until then there is a gap before it.
-    absl::MutexLock lock(&deliver_mu_);
-    holding_ = from_now;
-    held_.clear();
-    if (!from_now) from = delivered_ + 1;
-  }
+  // 0: from etcd's revision now; the feed holds what such a stream delivers until
+  // the fresh read it was started for is in: until then there is a gap before it.
+  const uint64_t from = feed_.BeginStream(from_now);
+  const Layout& layout = records_.layout();
   etcdserverpb::WatchRequest request;
   etcdserverpb::WatchCreateRequest* create = request.mutable_create_request();
-  create->set_key(layout_.prefix());
-  create->set_range_end(layout_.prefix_end());
+  create->set_key(layout.prefix());
+  create->set_range_end(layout.prefix_end());
   create->set_start_revision(static_cast<int64_t>(from));
   absl::Status ended = absl::UnavailableError("the watch ended");
   if (watch->stream->Write(request)) {
@@ -159,7 +155,7 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
       if (response.created()) {
         created = true;
         if (from_now) {
-          absl::MutexLock lock(&stream_mu_);
+          absl::MutexLock lock(&mu_);
           resumed_at_ = std::max<int64_t>(1, response.header().revision());
         }
       }
@@ -169,13 +165,13 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
   grpc::Status finished = watch->stream->Finish();
   bool restarted;
   {
-    absl::MutexLock lock(&stream_mu_);
-    stream_context_ = nullptr;
-    restarted = restart_watch_;
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
+    restarted = restart_;
   }
   // Moved on purpose, to an endpoint that answers: not this one's failure.
   if (!restarted && (!created || absl::IsUnavailable(ended))) {
-    client_->EndpointFailed(watch->endpoint, watch->connection.get());
+    client_.EndpointFailed(watch->endpoint, watch->connection.get());
   }
   if (absl::IsUnavailable(ended) && !finished.ok()) {
     ended = absl::UnavailableError(absl::StrCat("etcd: ", finished.error_message()));
@@ -183,20 +179,7 @@ absl::Status EtcdStorage::WatchOnce(bool& created) {
   return ended;
 }
 
-void EtcdStorage::RestartWatch() {
-  absl::MutexLock lock(&stream_mu_);
-  restart_watch_ = true;
-  if (stream_context_ != nullptr) stream_context_->TryCancel();
-}
-
-bool EtcdStorage::TakeRestart() {
-  absl::MutexLock lock(&stream_mu_);
-  const bool restart = restart_watch_;
-  restart_watch_ = false;
-  return restart;
-}
-
-void EtcdStorage::WatchLoop() {
+void EtcdWatch::Loop() {
   absl::Duration backoff = absl::Milliseconds(100);
   int failures = 0;  // in a row, since the last stream that worked
   while (!stopping_.HasBeenNotified()) {
@@ -210,7 +193,7 @@ void EtcdStorage::WatchLoop() {
     }
     if (absl::IsOutOfRange(ended)) {
       // The revisions in between are gone: start over from a whole load.
-      ended = ReloadAll("watch compacted");
+      ended = Reload("watch compacted");
       if (ended.ok()) continue;
     }
     if (created) {
@@ -219,14 +202,14 @@ void EtcdStorage::WatchLoop() {
     }
     // A stream that had worked is tried again at once (on the next endpoint: one
     // member going away is not an outage); after that, with backoff, unless the
-    // heartbeat finds a member that answers first (RestartWatch).
+    // heartbeat finds a member that answers first (Restart).
     if (++failures == 1) continue;
     {
-      absl::MutexLock lock(&stream_mu_);
-      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stream_mu_) {
-        return restart_watch_ || stopping_.HasBeenNotified();
+      absl::MutexLock lock(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return restart_ || stopping_.HasBeenNotified();
       };
-      stream_mu_.AwaitWithTimeout(absl::Condition(&woken), backoff);
+      mu_.AwaitWithTimeout(absl::Condition(&woken), backoff);
     }
     backoff = std::min(backoff * 2, absl::Milliseconds(500));
   }

@@ -1,16 +1,10 @@
-// EtcdStorage, proving the keystore current: the heartbeat's linearizable read
-// and barrier, and catching up after an outage.
-#include "server/keystore/etcd/etcd_storage.h"
+#include "server/keystore/etcd/etcd_heartbeat.h"
 
 #include <algorithm>
-#include <chrono>
-#include <map>
-#include <utility>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/keystore/etcd/record_envelope.h"
-#include "server/keystore/kek.h"
 #include "server/log.h"
 
 namespace sealbox::server::etcd {
@@ -34,46 +28,61 @@ constexpr absl::Duration kRetryPause = absl::Milliseconds(25);
 
 }  // namespace
 
-absl::StatusOr<uint64_t> EtcdStorage::Barrier(absl::Duration timeout) {
+EtcdHeartbeat::EtcdHeartbeat(EtcdClient& client, EtcdRecords& records, EtcdWatch& watch,
+                             ListenerFeed& feed, absl::Duration interval)
+    : client_(client), records_(records), watch_(watch), feed_(feed), interval_(interval) {}
+
+EtcdHeartbeat::~EtcdHeartbeat() { Stop(); }
+
+void EtcdHeartbeat::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void EtcdHeartbeat::Stop() {
+  std::call_once(stop_once_, [this] { stopping_.Notify(); });
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::StatusOr<uint64_t> EtcdHeartbeat::Barrier(absl::Duration timeout) {
   // A caller waiting for a token it does not know gives up within a second in a cut
   // (a write etcd takes longer than that to commit is lost in a partition anyway).
   timeout = std::min(timeout, kBarrierPatience);
   const absl::Time deadline = absl::Now() + timeout;
   etcdserverpb::TxnRequest txn;
-  txn.add_success()->mutable_request_put()->set_key(layout_.Sync());
+  txn.add_success()->mutable_request_put()->set_key(records_.layout().Sync());
   // Lost in flight, it is simply written again: a barrier carries nothing.
-  auto response = client_->Txn(txn, timeout);
+  auto response = client_.Txn(txn, timeout);
   if (!response.ok() && absl::Now() < deadline) {
-    response = client_->Txn(txn, deadline - absl::Now());
+    response = client_.Txn(txn, deadline - absl::Now());
   }
   if (!response.ok()) return response.status();
   return static_cast<uint64_t>(response->header().revision());
 }
 
-absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point began) {
+absl::Status EtcdHeartbeat::ProveCurrent(std::chrono::steady_clock::time_point began) {
   // At or after every revision committed before `began`.
-  absl::StatusOr<int64_t> revision = client_->CurrentRevision(layout_.Marker(), ReadTimeout());
+  absl::StatusOr<int64_t> revision =
+      client_.CurrentRevision(records_.layout().Marker(), ReadTimeout());
   if (!revision.ok()) return revision.status();
   // A moving average of what reads take, a new one weighing a quarter.
   const int64_t took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
           .count();
   read_nanos_.store((3 * read_nanos_.load() + took) / 4);
-  if (!WaitDelivered(static_cast<uint64_t>(*revision), kWatchLag)) {
+  if (!feed_.WaitDelivered(static_cast<uint64_t>(*revision), kWatchLag)) {
     // Either the newest revision is another writer's (the watch sees only our
     // prefix) or the watch is behind: a revision of our own settles which.
     absl::StatusOr<uint64_t> barrier = Barrier(kBarrierPatience);
     if (!barrier.ok()) return barrier.status();
-    if (!WaitDelivered(*barrier, kBarrierPatience)) {
+    if (!feed_.WaitDelivered(*barrier, kBarrierPatience)) {
       // Its member is behind the cluster, or its connection is dead: start over.
-      RestartWatch();
+      watch_.Restart();
       return absl::UnavailableError(absl::StrCat("the watch has not delivered etcd revision ",
                                                  *barrier, " within ",
                                                  absl::FormatDuration(kBarrierPatience)));
     }
   }
-  absl::MutexLock lock(&deliver_mu_);
-  if (listener_ != nullptr) listener_->CurrentAsOf(began);
+  feed_.CurrentAsOf(began);
   return absl::OkStatus();
 }
 
@@ -83,89 +92,56 @@ absl::Status EtcdStorage::ProveCurrent(std::chrono::steady_clock::time_point beg
 // no older (what informers call a relist): the read covers everything before the
 // watch, the watch everything after the read. A large one, or a relist that fails,
 // resumes the watch where it left off.
-void EtcdStorage::CatchUpAfterOutage() {
-  absl::StatusOr<int64_t> records = CountUnderPrefix();
+void EtcdHeartbeat::CatchUpAfterOutage() {
+  absl::StatusOr<int64_t> records = records_.Count();
   if (records.ok() && *records <= kRelistAtMost) {
-    absl::Status relisted =
-        ResumeWatchFromNow() ? Relist() : absl::UnavailableError("the watch did not resume");
+    absl::Status relisted = watch_.ResumeFromNow(ReadTimeout())
+                                ? Relist()
+                                : absl::UnavailableError("the watch did not resume");
     if (relisted.ok()) return;
     Log("keystore_relist_failed", "warning")
-        .Add("store", Describe())
+        .Add("store", records_.Describe())
         .Add("error", relisted.message());
   }
-  RestartWatch();  // from where the listener is: nothing skipped
+  watch_.Restart();  // from where the listener is: nothing skipped
 }
 
-absl::Status EtcdStorage::Relist() {
-  auto contents = Load();  // at a revision no older than the watch's start
+absl::Status EtcdHeartbeat::Relist() {
+  auto contents = records_.Load();  // at a revision no older than the watch's start
   if (!contents.ok()) return contents.status();
-  absl::MutexLock lock(&deliver_mu_);
-  if (listener_ == nullptr) return absl::OkStatus();
-  if (!holding_) {
-    // The stream from now ended meanwhile, and one from where the listener is took
-    // its place: an ordinary reload, if it is newer.
-    if (contents->generation > delivered_) {
-      listener_->Reload(*contents);
-      delivered_ = contents->generation;
-    }
-    return absl::OkStatus();
+  std::optional<uint64_t> caught_up = feed_.Relisted(*contents);
+  if (caught_up.has_value()) {
+    Log("keystore_reloaded")
+        .Add("store", records_.Describe())
+        .Add("revision", static_cast<int64_t>(*caught_up))
+        .Add("reason", "caught up after an outage");
   }
-  // (A whole load in between, by Refresh, may already be newer.)
-  if (contents->generation > delivered_) {
-    listener_->Reload(*contents);
-    delivered_ = contents->generation;
-  }
-  for (auto& [changes, revision] : held_) {
-    if (revision <= delivered_) continue;
-    listener_->Apply(changes, revision);
-    delivered_ = revision;
-  }
-  held_.clear();
-  holding_ = false;
-  Log("keystore_reloaded")
-      .Add("store", Describe())
-      .Add("revision", static_cast<int64_t>(delivered_))
-      .Add("reason", "caught up after an outage");
   return absl::OkStatus();
 }
 
-bool EtcdStorage::ResumeWatchFromNow() {
-  {
-    absl::MutexLock lock(&stream_mu_);
-    resume_from_now_ = true;
-    resumed_at_ = 0;
-  }
-  RestartWatch();
-  absl::MutexLock lock(&stream_mu_);
-  auto resumed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stream_mu_) {
-    return resumed_at_ > 0 || stopping_.HasBeenNotified();
-  };
-  return stream_mu_.AwaitWithTimeout(absl::Condition(&resumed), ReadTimeout()) && resumed_at_ > 0;
-}
-
-absl::Duration EtcdStorage::ReadTimeout() const {
+absl::Duration EtcdHeartbeat::ReadTimeout() const {
   return std::clamp(10 * absl::Nanoseconds(read_nanos_.load()), kLeastReadTimeout,
                     kMostReadTimeout);
 }
 
-void EtcdStorage::HeartbeatLoop() {
+void EtcdHeartbeat::Loop() {
   int failures = 0;  // in a row
   while (!stopping_.HasBeenNotified()) {
     const auto began = std::chrono::steady_clock::now();
     absl::Status proved = ProveCurrent(began);
     if (proved.ok()) {
-      if (failures > 0) SetReachable(true, "");
+      if (failures > 0) feed_.Reachable(true, "");
       failures = 0;
-      client_->TidyProbes();
+      client_.TidyProbes();
       const absl::Duration spent = absl::FromChrono(std::chrono::steady_clock::now() - began);
-      if (stopping_.WaitForNotificationWithTimeout(options_.heartbeat - spent)) break;
+      if (stopping_.WaitForNotificationWithTimeout(interval_ - spent)) break;
       continue;
     }
     // Unreachable from the first failure: calls that would wait for the store (a
     // token not known here) stop piling up at once, and a slow answer costs only the
     // moment until a member answers again.
     ++failures;
-    SetReachable(false, proved.message());
+    feed_.Reachable(false, proved.message());
     if (failures > 2) {
       const absl::Duration pause =
           std::min(kRetryPause * (1 << std::min(failures - 3, 6)), absl::Seconds(1));
@@ -173,11 +149,11 @@ void EtcdStorage::HeartbeatLoop() {
     }
     // Dial every member afresh until one answers, and follow it: the next proof
     // comes as soon as the network is back, not after gRPC's or TCP's backoff.
-    std::optional<size_t> found =
-        client_->FindAnsweringMember(layout_.Marker(), absl::InfiniteDuration(), stopping_);
+    std::optional<size_t> found = client_.FindAnsweringMember(records_.layout().Marker(),
+                                                              absl::InfiniteDuration(), stopping_);
     if (found.has_value()) {
       Log("keystore_member_answered")
-          .Add("store", Describe())
+          .Add("store", records_.Describe())
           .Add("endpoint", static_cast<int64_t>(*found))
           .Add("detail", "following it from here: watch restarted, heartbeat next");
       CatchUpAfterOutage();
