@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "server/admin/admin_protos.h"
-#include "server/auth/admission.h"
 #include "server/log.h"
 #include "server/rpc/call_scope.h"
 
@@ -84,7 +83,7 @@ grpc::ServerUnaryReactor* AdminService::Run(grpc::CallbackServerContext* context
   CallScope scope(*context, *metrics_, audit_, {v1::Admin::service_full_name(), method});
   AuditRecord* record = scope.audit();
   if (record != nullptr) AuditTarget(request, method, *record);
-  absl::StatusOr<Principal> caller = Admission(keystore_, authenticator_).Admin(*context);
+  absl::StatusOr<Principal> caller = admission_.Admin(*context);
   absl::Status status = caller.status();
   if (status.ok()) status = AdminMayCall(*caller, method);
   // Admin calls change the store or report on it: none while it cannot be reached

@@ -5,6 +5,7 @@
 
 #include "sealbox/v1/admin.grpc.pb.h"
 #include "server/audit/audit_log.h"
+#include "server/auth/admission.h"
 #include "server/auth/auth.h"
 #include "server/custody/kek_rotation.h"
 #include "server/keystore/keystore.h"
@@ -21,6 +22,7 @@ class AdminService final : public v1::Admin::CallbackService {
                AuditLog* audit, custody::KekRotation* kek_rotation = nullptr)
       : keystore_(keystore),
         authenticator_(authenticator),
+        admission_(keystore, authenticator),
         metrics_(metrics),
         audit_(audit),
         kek_rotation_(kek_rotation) {}
@@ -110,6 +112,7 @@ class AdminService final : public v1::Admin::CallbackService {
 
   Keystore* keystore_;
   const Authenticator* authenticator_;
+  const Admission admission_;
   Metrics* metrics_;
   AuditLog* audit_;
   custody::KekRotation* kek_rotation_;

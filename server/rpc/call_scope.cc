@@ -35,7 +35,7 @@ CallScope::CallScope(grpc::CallbackServerContext& context, Metrics& metrics, Aud
     record.client_request_id.assign(it->second.data(),
                                     std::min(it->second.size(), kMaxClientRequestId));
   }
-  record.peer = Peer();
+  record.peer = KeepPeer();  // read once: gRPC builds it anew on every ask
 }
 
 const std::string& CallScope::KeepPeer() {

@@ -46,7 +46,8 @@ class CallScope {
   AuditRecord* audit() { return record_.has_value() ? &*record_ : nullptr; }
 
   // For a stream: its peer, read now, since a cancelled call no longer knows it.
-  // A unary call reads it only when a line needs it (gRPC builds it on every ask).
+  // An audited call has it from its start; any other reads it only when a line needs
+  // it (gRPC builds it on every ask).
   const std::string& KeepPeer();
 
   // Counts the outcome (and logs a failed authentication, naming the peer, never
